@@ -1,0 +1,307 @@
+/*
+ * cli.c -- the `cupace` command: argument parsing, subcommands, exit codes.
+ *
+ * This file turns argv into calls of the engine and prints what they return;
+ * it holds no pipeline logic.  Messages go to stderr, results to stdout.
+ * Exit codes (DESIGN §5): 0 success; 1 the run finished but work failed, a
+ * controller stalled it, or an invariant broke; 2 usage, configuration or
+ * plugin error; 130 interrupted.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "conf.h"
+#include "pacer_host.h"
+
+#ifndef CUPACE_SYSCONFDIR
+#define CUPACE_SYSCONFDIR "/usr/local/etc"
+#endif
+
+static const struct {
+    const char *name;
+    const char *usage;
+    const char *text;
+} commands[] = {
+    { "run", "cupace run [CONFIG] [--pacer LABEL] [--set S.K=V]... [--json F] [--csv F] [--plot F]",
+      "Runs the workload of CONFIG (default: " CUPACE_SYSCONFDIR "/cupace/cupace.ini) with the\n"
+      "controller of [pacer] name, or --pacer LABEL, and prints a summary.\n" },
+    { "ab", "cupace ab CONFIG [--pacer LABEL]... [--set S.K=V]... [--json F] [--csv F] [--plot F]",
+      "Runs the same workload under each controller of [ab] pacers (or of the --pacer\n"
+      "flags) and prints one table, a column per controller, the best value of each\n"
+      "row marked with '*'.  Every controller sees the same arrivals and the same work.\n" },
+    { "plugins", "cupace plugins [CONFIG]",
+      "Lists the controllers found on the search path ([pacer] path of CONFIG,\n"
+      "$CUPACE_PACER_PATH, then " CUPACE_PACERDIR "), with summary and file, and\n"
+      "those refused, with the reason.\n" },
+    { "check-config", "cupace check-config CONFIG [--set S.K=V]...",
+      "Validates CONFIG, its trace and every controller it names (loading each and\n"
+      "running its init), without running anything.\n" },
+    { "help", "cupace help [SUBCOMMAND]", "Shows help for a subcommand.\n" },
+};
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static void usage(FILE *fp)
+{
+    fprintf(fp, "usage: cupace SUBCOMMAND [options]\n\n"
+                "cupace paces GPU work fed by CPU-bound producers, with controllers loaded as plugins.\n\n"
+                "subcommands:\n");
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        fprintf(fp, "  %s\n", commands[i].usage);
+    fprintf(fp, "\noptions:\n"
+                "  --json FILE         write the JSON report to FILE ('-' for stdout)\n"
+                "  --csv FILE          write the time series to FILE ('-' for stdout)\n"
+                "  --plot FILE         draw the time series with gnuplot (.png or .svg)\n"
+                "  --set S.K=VALUE     override a key of the configuration (repeatable)\n"
+                "  --pacer LABEL       the controller(s) to run (repeatable for ab)\n"
+                "  -q, --quiet         no status line, no summary\n"
+                "  -v, --verbose       more detail\n"
+                "  -h, --help          this help;  cupace help SUBCOMMAND for one\n"
+                "  -V, --version       the version\n\n"
+                "exit: 0 success, 1 work failed or stalled or an invariant broke,\n"
+                "      2 usage, configuration or plugin error, 130 interrupted.\n"
+                "See cupace(1) and cupace.ini(5).\n");
+}
+
+static int help_for(const char *name, FILE *fp)
+{
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (strcmp(commands[i].name, name) == 0) {
+            fprintf(fp, "usage: %s\n\n%s", commands[i].usage, commands[i].text);
+            return 0;
+        }
+    fprintf(stderr, "cupace: help: no subcommand '%s' (run, ab, plugins, check-config)\n", name);
+    return CUPACE_EXIT_USAGE;
+}
+
+/* ---- plugins ----------------------------------------------------------- */
+
+struct scan_count {
+    int found, refused;
+};
+
+static void print_plugin(void *ctx, const char *file, const struct cupace_pacer *ops,
+                         const char *reason, const char *shadowed_by)
+{
+    struct scan_count *c = ctx;
+
+    if (ops) {
+        c->found++;
+        printf("%-16s %s\n%-16s %s%s%s\n", ops->name, ops->summary ? ops->summary : "", "", file,
+               shadowed_by ? "  (shadowed by " : "", shadowed_by ? shadowed_by : "");
+        if (shadowed_by)
+            printf("%-16s )\n", "");
+    } else {
+        c->refused++;
+        printf("%-16s refused: %s\n%-16s %s\n", "(refused)", reason, "", file);
+    }
+}
+
+static int cmd_plugins(struct cupace_cli *cli)
+{
+    struct cupace_config *cfg = NULL;
+    struct cupace_pacer_path path;
+    struct scan_count count = { 0, 0 };
+    struct cupace_err err;
+
+    if (cli->nargs > 1)
+        return cupace_cli_usage_error("plugins takes at most one CONFIG");
+    if (cli->nargs == 1) {
+        cfg = cupace_config_load(cli->args[0], cli->sets, cli->nsets, &err);
+        if (!cfg) {
+            fprintf(stderr, "cupace: %s\n", err.msg);
+            return CUPACE_EXIT_USAGE;
+        }
+    }
+    cupace_pacer_path_init(&path, cfg);
+    if (cli->verbose)
+        for (size_t i = 0; i < path.ndirs; i++)
+            fprintf(stderr, "cupace: search path %zu: %s\n", i + 1, path.dirs[i]);
+    cupace_pacer_scan(&path, print_plugin, &count);
+    if (count.found == 0 && count.refused == 0) {
+        fprintf(stderr, "cupace: no controllers found in:");
+        for (size_t i = 0; i < path.ndirs; i++)
+            fprintf(stderr, " %s", path.dirs[i]);
+        fprintf(stderr, "\n");
+    }
+    cupace_pacer_path_free(&path);
+    cupace_config_free(cfg);
+    return CUPACE_EXIT_OK;
+}
+
+/* ---- check-config ------------------------------------------------------ */
+
+/* Loads every controller the config names and runs its init: what
+ * check-config validates and what run and ab do before starting. */
+int cupace_cli_check_pacers(struct cupace_config *cfg, const char *const *labels, size_t n,
+                            struct cupace_err *err)
+{
+    struct cupace_pacer_path path;
+    int rc = 0;
+
+    cupace_pacer_path_init(&path, cfg);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        struct cupace_pacer_instance inst;
+        if (cupace_pacer_instance_create(&inst, cfg, &path, labels[i], err) < 0)
+            rc = -1;
+        else
+            cupace_pacer_instance_destroy(&inst);
+    }
+    cupace_pacer_path_free(&path);
+    return rc;
+}
+
+static int cmd_check_config(struct cupace_cli *cli)
+{
+    struct cupace_config *cfg;
+    struct cupace_err err;
+    const char *labels[130];
+    size_t n = 0;
+
+    if (cli->nargs != 1)
+        return cupace_cli_usage_error("check-config takes one CONFIG");
+    cfg = cupace_config_load(cli->args[0], cli->sets, cli->nsets, &err);
+    if (!cfg) {
+        fprintf(stderr, "cupace: %s\n", err.msg);
+        return CUPACE_EXIT_USAGE;
+    }
+    labels[n++] = cfg->pacer_name;
+    for (size_t i = 0; i < cfg->nab; i++)
+        labels[n++] = cfg->ab[i];
+    for (size_t i = 0; i < cli->npacers && n < 130; i++)
+        labels[n++] = cli->pacers[i];
+    /* sections never named anywhere are instances too: check them */
+    for (size_t i = 0; i < cfg->nsections && n < 130; i++)
+        labels[n++] = cfg->sections[i].label;
+    if (cupace_cli_check_pacers(cfg, labels, n, &err) < 0) {
+        fprintf(stderr, "cupace: %s\n", err.msg);
+        cupace_config_free(cfg);
+        return CUPACE_EXIT_USAGE;
+    }
+    if (!cli->quiet)
+        printf("%s: ok (%llu partitions, %s arrivals, %zu controller%s checked)\n", cfg->path,
+               (unsigned long long)cupace_workload_partitions(cfg),
+               cupace_arrival_name(cfg->workload.arrival), n, n == 1 ? "" : "s");
+    cupace_config_free(cfg);
+    return CUPACE_EXIT_OK;
+}
+
+/* ---- argument parsing -------------------------------------------------- */
+
+int cupace_cli_usage_error(const char *what)
+{
+    fprintf(stderr, "cupace: %s (cupace --help for usage)\n", what);
+    return CUPACE_EXIT_USAGE;
+}
+
+static int parse_args(struct cupace_cli *cli, int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "json", required_argument, NULL, 'j' },
+        { "csv", required_argument, NULL, 'c' },
+        { "plot", required_argument, NULL, 'p' },
+        { "set", required_argument, NULL, 's' },
+        { "pacer", required_argument, NULL, 'P' },
+        { "quiet", no_argument, NULL, 'q' },
+        { "verbose", no_argument, NULL, 'v' },
+        { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
+        { NULL, 0, NULL, 0 },
+    };
+    int c;
+
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":qvhV", opts, NULL)) != -1) {
+        switch (c) {
+        case 'j': cli->json = optarg; break;
+        case 'c': cli->csv = optarg; break;
+        case 'p': cli->plot = optarg; break;
+        case 's':
+            if (cli->nsets == CUPACE_CLI_MAX)
+                return cupace_cli_usage_error("too many --set");
+            cli->sets[cli->nsets++] = optarg;
+            break;
+        case 'P':
+            if (cli->npacers == CUPACE_CLI_MAX)
+                return cupace_cli_usage_error("too many --pacer");
+            cli->pacers[cli->npacers++] = optarg;
+            break;
+        case 'q': cli->quiet = 1; break;
+        case 'v': cli->verbose++; break;
+        case 'h': cli->help = 1; break;
+        case 'V': cli->version = 1; break;
+        case ':': {
+            char msg[128];
+            snprintf(msg, sizeof msg, "option '%s' needs a value", argv[optind - 1]);
+            return cupace_cli_usage_error(msg);
+        }
+        default: {
+            char msg[128];
+            snprintf(msg, sizeof msg, "unknown option '%s'", argv[optind - 1]);
+            return cupace_cli_usage_error(msg);
+        }
+        }
+    }
+    for (int i = optind; i < argc; i++) {
+        if (!cli->command)
+            cli->command = argv[i];
+        else if (cli->nargs < CUPACE_CLI_MAX)
+            cli->args[cli->nargs++] = argv[i];
+        else
+            return cupace_cli_usage_error("too many arguments");
+    }
+    for (size_t i = 0; i < cli->nsets; i++)
+        if (!strchr(cli->sets[i], '=') || !strchr(cli->sets[i], '.')) {
+            char msg[256];
+            snprintf(msg, sizeof msg, "--set '%s': expected SECTION.KEY=VALUE", cli->sets[i]);
+            return cupace_cli_usage_error(msg);
+        }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct cupace_cli cli;
+
+    memset(&cli, 0, sizeof cli);
+    if (parse_args(&cli, argc, argv) != 0)
+        return CUPACE_EXIT_USAGE;
+    if (cli.version) {
+        printf("cupace %s (controller ABI %u)\n", PACKAGE_VERSION, CUPACE_PACER_ABI);
+        return CUPACE_EXIT_OK;
+    }
+    if (cli.help && cli.command && strcmp(cli.command, "help") != 0)
+        return help_for(cli.command, stdout);
+    if (cli.help || !cli.command) {
+        usage(cli.help ? stdout : stderr);
+        return cli.help ? CUPACE_EXIT_OK : CUPACE_EXIT_USAGE;
+    }
+    if (strcmp(cli.command, "help") == 0) {
+        if (cli.nargs == 0) {
+            usage(stdout);
+            return CUPACE_EXIT_OK;
+        }
+        return help_for(cli.args[0], stdout);
+    }
+    if (strcmp(cli.command, "plugins") == 0)
+        return cmd_plugins(&cli);
+    if (strcmp(cli.command, "check-config") == 0)
+        return cmd_check_config(&cli);
+    if (strcmp(cli.command, "run") == 0) {
+        if (cli.nargs == 0)
+            cli.args[cli.nargs++] = CUPACE_SYSCONFDIR "/cupace/cupace.ini";
+        return cupace_cli_run(&cli, 0);
+    }
+    if (strcmp(cli.command, "ab") == 0)
+        return cupace_cli_run(&cli, 1);
+    {
+        char msg[128];
+        snprintf(msg, sizeof msg, "unknown subcommand '%s'", cli.command);
+        return cupace_cli_usage_error(msg);
+    }
+}

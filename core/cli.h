@@ -1,0 +1,40 @@
+/*
+ * cli.h -- what the `cupace` command parsed, shared by its subcommands.
+ */
+#ifndef CUPACE_CLI_H
+#define CUPACE_CLI_H
+
+#include <stddef.h>
+
+#include "conf.h"
+#include "error.h"
+
+enum {
+    CUPACE_EXIT_OK = 0,
+    CUPACE_EXIT_FAILED = 1,          /* work failed, a controller stalled, an invariant broke */
+    CUPACE_EXIT_USAGE = 2,           /* usage, configuration or plugin error */
+    CUPACE_EXIT_INTERRUPTED = 130,
+};
+
+#define CUPACE_CLI_MAX 64
+
+struct cupace_cli {
+    const char *command;
+    const char *args[CUPACE_CLI_MAX];
+    size_t nargs;
+    const char *sets[CUPACE_CLI_MAX];
+    size_t nsets;
+    const char *pacers[CUPACE_CLI_MAX];
+    size_t npacers;
+    const char *json, *csv, *plot;
+    int quiet, verbose, help, version;
+};
+
+int cupace_cli_usage_error(const char *what);
+int cupace_cli_check_pacers(struct cupace_config *cfg, const char *const *labels, size_t n,
+                            struct cupace_err *err);
+
+/* run (ab = 0) and ab (ab = 1): cli_run.c */
+int cupace_cli_run(struct cupace_cli *cli, int ab);
+
+#endif

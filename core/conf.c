@@ -1,0 +1,1056 @@
+/*
+ * conf.c -- loading and validating cupace.ini.
+ *
+ * The schema is one table, `keys`, of (section, key, type, field, range):
+ * parsing, the unknown-key check and the messages all come from it.  Keys
+ * that need more than a table row (lists, change points, the pacer sections)
+ * have a parser of their own.  inih reads the file through our own line
+ * reader, which counts lines so that every message can name one, and which
+ * sees section headers even when a section has no keys.
+ */
+#include "config.h"
+#include "conf.h"
+#include "units.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <ini.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum key_type { K_U64, K_DURATION, K_SIZE, K_F64, K_BOOL, K_ENUM, K_SPECIAL };
+
+struct loader;
+typedef int (*special_fn)(struct loader *ld, const char *value, const char **why);
+
+struct keydef {
+    const char *section;
+    const char *key;
+    enum key_type type;
+    size_t off;                     /* offset in struct cupace_config */
+    double min, max;                /* for numbers; sizes and durations too */
+    const char *const *names;       /* K_ENUM: the values, in enum order */
+    special_fn special;
+};
+
+static const char *const mode_names[] = { "sim", "realtime", NULL };
+static const char *const backend_names[] = { "auto", "cuda", "emulated", NULL };
+static const char *const arrival_names[] = { "backlog", "poisson", "burst", "trace", NULL };
+static const char *const dist_names[] = { "fixed", "lognormal", "gamma", "exponential", NULL };
+
+static int parse_device_ids(struct loader *ld, const char *v, const char **why);
+static int parse_device_speed(struct loader *ld, const char *v, const char **why);
+static int parse_change(struct loader *ld, const char *v, const char **why);
+static int parse_pacer_name(struct loader *ld, const char *v, const char **why);
+static int parse_pacer_path(struct loader *ld, const char *v, const char **why);
+static int parse_trace(struct loader *ld, const char *v, const char **why);
+static int parse_ab_pacers(struct loader *ld, const char *v, const char **why);
+
+#define E(f) offsetof(struct cupace_config, engine.f)
+#define W(f) offsetof(struct cupace_config, workload.f)
+#define BIG 1.8e19
+
+static const struct keydef keys[] = {
+    { "engine", "mode", K_ENUM, E(mode), 0, 0, mode_names, NULL },
+    { "engine", "backend", K_ENUM, E(backend), 0, 0, backend_names, NULL },
+    { "engine", "devices", K_U64, E(devices), 1, CUPACE_MAX_DEVICES, NULL, NULL },
+    { "engine", "device_ids", K_SPECIAL, 0, 0, 0, NULL, parse_device_ids },
+    { "engine", "workers_per_device", K_U64, E(workers_per_device), 1, 64, NULL, NULL },
+    { "engine", "synth_workers", K_U64, E(synth_workers), 1, 4096, NULL, NULL },
+    { "engine", "memory_budget", K_SIZE, E(memory_budget), 1, BIG, NULL, NULL },
+    { "engine", "seed", K_U64, E(seed), 0, BIG, NULL, NULL },
+    { "engine", "status_interval", K_DURATION, E(status_interval_ns), 1e8, BIG, NULL, NULL },
+    { "pacer", "name", K_SPECIAL, 0, 0, 0, NULL, parse_pacer_name },
+    { "pacer", "path", K_SPECIAL, 0, 0, 0, NULL, parse_pacer_path },
+    { "workload", "jobs", K_U64, W(jobs), 1, 1e8, NULL, NULL },
+    { "workload", "partitions_per_job", K_U64, W(partitions_per_job), 1, 1e6, NULL, NULL },
+    { "workload", "arrival", K_ENUM, W(arrival), 0, 0, arrival_names, NULL },
+    { "workload", "interarrival", K_DURATION, W(interarrival_ns), 1, BIG, NULL, NULL },
+    { "workload", "burst_jobs", K_U64, W(burst_jobs), 1, 1e8, NULL, NULL },
+    { "workload", "burst_every", K_DURATION, W(burst_every_ns), 1, BIG, NULL, NULL },
+    { "workload", "trace", K_SPECIAL, 0, 0, 0, NULL, parse_trace },
+    { "workload", "partition_memory", K_SIZE, W(partition_memory), 1, BIG, NULL, NULL },
+    { "workload", "release_at_kernel", K_SIZE, W(release_at_kernel), 0, BIG, NULL, NULL },
+    { "workload", "synth_time", K_DURATION, W(synth_ns), 0, BIG, NULL, NULL },
+    { "workload", "synth_cv", K_F64, W(synth_cv), 0, 10, NULL, NULL },
+    { "workload", "synth_dist", K_ENUM, W(synth_dist), 0, 0, dist_names, NULL },
+    { "workload", "cpu_slots", K_U64, W(cpu_slots), 1, 1e6, NULL, NULL },
+    { "workload", "gpu_prep", K_DURATION, W(gpu_prep_ns), 0, BIG, NULL, NULL },
+    { "workload", "gpu_kernel", K_DURATION, W(gpu_kernel_ns), 0, BIG, NULL, NULL },
+    { "workload", "gpu_epilogue", K_DURATION, W(gpu_epilogue_ns), 0, BIG, NULL, NULL },
+    { "workload", "gpu_cv", K_F64, W(gpu_cv), 0, 10, NULL, NULL },
+    { "workload", "gpu_dist", K_ENUM, W(gpu_dist), 0, 0, dist_names, NULL },
+    { "workload", "gpu_exclusive", K_BOOL, W(gpu_exclusive), 0, 1, NULL, NULL },
+    { "workload", "contention", K_F64, W(contention), 1e-3, 1e3, NULL, NULL },
+    { "workload", "device_speed", K_SPECIAL, 0, 0, 0, NULL, parse_device_speed },
+    { "workload", "fail_rate", K_F64, W(fail_rate), 0, 1, NULL, NULL },
+    { "workload", "time_scale", K_F64, W(time_scale), 1e-6, 1e6, NULL, NULL },
+    { "workload", "change", K_SPECIAL, 0, 0, 0, NULL, parse_change },
+    { "ab", "pacers", K_SPECIAL, 0, 0, 0, NULL, parse_ab_pacers },
+};
+#define NKEYS (sizeof keys / sizeof keys[0])
+
+struct loader {
+    struct cupace_config *cfg;
+    struct cupace_err *err;
+    FILE *fp;
+    const char *file;               /* the origin of what is being read */
+    unsigned line;
+    int failed;
+    int continuation;               /* the line just read starts with blanks */
+    struct cupace_origin seen[NKEYS];
+};
+
+static int find_key(const char *section, const char *key)
+{
+    for (size_t i = 0; i < NKEYS; i++)
+        if (strcmp(keys[i].section, section) == 0 && strcmp(keys[i].key, key) == 0)
+            return (int)i;
+    return -1;
+}
+
+static int section_has_keys(const char *section)
+{
+    for (size_t i = 0; i < NKEYS; i++)
+        if (strcmp(keys[i].section, section) == 0)
+            return 1;
+    return 0;
+}
+
+static const char *pacer_label_of(const char *section)
+{
+    return strncmp(section, "pacer.", 6) == 0 ? section + 6 : NULL;
+}
+
+static char *xstrdup(const char *s)
+{
+    char *d = strdup(s ? s : "");
+
+    if (!d) {
+        fputs("cupace: out of memory\n", stderr);
+        abort();
+    }
+    return d;
+}
+
+static void *xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+
+    if (!q) {
+        fputs("cupace: out of memory\n", stderr);
+        abort();
+    }
+    return q;
+}
+
+static int fail(struct loader *ld, const char *section, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int fail(struct loader *ld, const char *section, const char *key, const char *fmt, ...)
+{
+    char reason[700];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof reason, fmt, ap);
+    va_end(ap);
+    if (!ld->failed) {
+        if (key)
+            cupace_err_set(ld->err, "%s:%u: [%s] %s: %s", ld->file, ld->line, section, key, reason);
+        else
+            cupace_err_set(ld->err, "%s:%u: [%s]: %s", ld->file, ld->line, section, reason);
+    }
+    ld->failed = 1;
+    return -1;
+}
+
+/* ---- special keys ------------------------------------------------------ */
+
+/* Splits a comma-separated list in place; returns the number of items. */
+static size_t split_list(char *s, char sep, char **items, size_t max)
+{
+    size_t n = 0;
+    char *p = s;
+
+    if (!*s)
+        return 0;
+    for (;;) {
+        char *end = strchr(p, sep), *a, *b;
+
+        if (end)
+            *end = '\0';
+        a = p;
+        while (isspace((unsigned char)*a))
+            a++;
+        b = a + strlen(a);
+        while (b > a && isspace((unsigned char)b[-1]))
+            *--b = '\0';
+        if (n < max)
+            items[n] = a;
+        n++;
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    return n;
+}
+
+static int parse_device_ids(struct loader *ld, const char *v, const char **why)
+{
+    char buf[1024], *items[CUPACE_MAX_DEVICES + 1];
+    struct cupace_engine_conf *e = &ld->cfg->engine;
+    size_t n;
+
+    *why = "a comma-separated list of device numbers, e.g. 0,2";
+    e->ndevice_ids = 0;
+    if (!*v)
+        return 0;
+    snprintf(buf, sizeof buf, "%s", v);
+    n = split_list(buf, ',', items, CUPACE_MAX_DEVICES + 1);
+    if (n > CUPACE_MAX_DEVICES) {
+        *why = "at most 64 devices";
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint64_t id;
+        const char *w;
+
+        if (cupace_parse_u64(items[i], &id, &w) < 0 || id > 1023)
+            return -1;
+        for (size_t j = 0; j < i; j++)
+            if (e->device_ids[j] == id) {
+                *why = "each device once";
+                return -1;
+            }
+        e->device_ids[i] = (unsigned)id;
+    }
+    e->ndevice_ids = (unsigned)n;
+    return 0;
+}
+
+static int parse_speeds(const char *v, char sep, double *out, unsigned *count, const char **why)
+{
+    char buf[1024], *items[CUPACE_MAX_DEVICES + 1];
+    size_t n;
+
+    *why = "relative speeds above 0, one per device or one for all, e.g. 1.0,0.5";
+    snprintf(buf, sizeof buf, "%s", v);
+    n = split_list(buf, sep, items, CUPACE_MAX_DEVICES + 1);
+    if (n == 0 || n > CUPACE_MAX_DEVICES)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        const char *w;
+
+        if (cupace_parse_f64(items[i], &out[i], &w) < 0 || !(out[i] > 0) || out[i] > 1e6)
+            return -1;
+    }
+    *count = (unsigned)n;
+    return 0;
+}
+
+static int parse_device_speed(struct loader *ld, const char *v, const char **why)
+{
+    struct cupace_workload *w = &ld->cfg->workload;
+
+    return parse_speeds(v, ',', w->device_speed, &w->ndevice_speed, why);
+}
+
+static int parse_one_change(const char *item, struct cupace_change *c, const char **why)
+{
+    char buf[512], *colon, *eq, *k, *val;
+    static const char *const names[] = { "synth_time", "gpu_prep", "gpu_kernel",
+                                         "gpu_epilogue", "contention", "device_speed" };
+
+    *why = "AT:KEY=VALUE, e.g. 600s:gpu_kernel=5s";
+    snprintf(buf, sizeof buf, "%s", item);
+    colon = strchr(buf, ':');
+    if (!colon)
+        return -1;
+    *colon = '\0';
+    eq = strchr(colon + 1, '=');
+    if (!eq)
+        return -1;
+    *eq = '\0';
+    k = colon + 1;
+    val = eq + 1;
+    while (isspace((unsigned char)*k))
+        k++;
+    for (char *e = k + strlen(k); e > k && isspace((unsigned char)e[-1]);)
+        *--e = '\0';
+    if (cupace_parse_duration(buf, &c->at_ns, why) < 0)
+        return -1;
+    for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (strcmp(k, names[i]) != 0)
+            continue;
+        c->key = (enum cupace_change_key)i;
+        switch (c->key) {
+        case CUPACE_CHANGE_CONTENTION:
+            *why = "a contention factor from 0.001 to 1000";
+            return cupace_parse_f64(val, &c->value, why) < 0 || c->value < 1e-3 || c->value > 1e3
+                       ? -1 : 0;
+        case CUPACE_CHANGE_DEVICE_SPEED:
+            /* ',' separates change points, so speeds are separated by '/' here */
+            return parse_speeds(val, '/', c->speed, &c->nspeed, why);
+        default:
+            return cupace_parse_duration(val, &c->ns, why);
+        }
+    }
+    *why = "a KEY that may change: synth_time, gpu_prep, gpu_kernel, gpu_epilogue, "
+           "contention, device_speed (speeds separated by '/')";
+    return -1;
+}
+
+static int cmp_change(const void *a, const void *b)
+{
+    const struct cupace_change *x = a, *y = b;
+
+    return x->at_ns < y->at_ns ? -1 : x->at_ns > y->at_ns;
+}
+
+static int parse_change(struct loader *ld, const char *v, const char **why)
+{
+    char buf[4096], *items[256];
+    struct cupace_workload *w = &ld->cfg->workload;
+    struct cupace_change *list;
+    size_t n;
+
+    free(w->changes);
+    w->changes = NULL;
+    w->nchanges = 0;
+    if (!*v)
+        return 0;
+    snprintf(buf, sizeof buf, "%s", v);
+    n = split_list(buf, ',', items, 256);
+    if (n > 256) {
+        *why = "at most 256 change points";
+        return -1;
+    }
+    list = xrealloc(NULL, n * sizeof *list);
+    memset(list, 0, n * sizeof *list);
+    for (size_t i = 0; i < n; i++)
+        if (parse_one_change(items[i], &list[i], why) < 0) {
+            free(list);
+            return -1;
+        }
+    /* Stable order for equal times: insertion sort keeps what was written. */
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && cmp_change(&list[j - 1], &list[j]) > 0; j--) {
+            struct cupace_change t = list[j];
+            list[j] = list[j - 1];
+            list[j - 1] = t;
+        }
+    w->changes = list;
+    w->nchanges = n;
+    return 0;
+}
+
+static int parse_pacer_name(struct loader *ld, const char *v, const char **why)
+{
+    *why = "a controller label ([A-Za-z0-9_-]+)";
+    if (!cupace_is_identifier(v))
+        return -1;
+    free(ld->cfg->pacer_name);
+    ld->cfg->pacer_name = xstrdup(v);
+    return 0;
+}
+
+static int parse_pacer_path(struct loader *ld, const char *v, const char **why)
+{
+    (void)why;
+    free(ld->cfg->pacer_path);
+    ld->cfg->pacer_path = *v ? xstrdup(v) : NULL;
+    return 0;
+}
+
+static int parse_ab_pacers(struct loader *ld, const char *v, const char **why)
+{
+    char buf[4096], *items[64];
+    struct cupace_config *cfg = ld->cfg;
+    size_t n;
+
+    *why = "a comma-separated list of controller labels";
+    snprintf(buf, sizeof buf, "%s", v);
+    n = split_list(buf, ',', items, 64);
+    if (n == 0 || n > 64) {
+        *why = "one to 64 controller labels, comma-separated";
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!cupace_is_identifier(items[i]))
+            return -1;
+    for (size_t i = 0; i < cfg->nab; i++)
+        free(cfg->ab[i]);
+    cfg->ab = xrealloc(cfg->ab, n * sizeof *cfg->ab);
+    for (size_t i = 0; i < n; i++)
+        cfg->ab[i] = xstrdup(items[i]);
+    cfg->nab = n;
+    return 0;
+}
+
+static int parse_trace(struct loader *ld, const char *v, const char **why)
+{
+    (void)why;
+    free(ld->cfg->workload.trace);
+    ld->cfg->workload.trace = *v ? xstrdup(v) : NULL;
+    return 0;
+}
+
+/* ---- the pacer sections ------------------------------------------------ */
+
+static struct cupace_pacer_section *get_section(struct loader *ld, const char *label)
+{
+    struct cupace_config *cfg = ld->cfg;
+    struct cupace_pacer_section *s = cupace_config_section(cfg, label);
+
+    if (s)
+        return s;
+    cfg->sections = xrealloc(cfg->sections, (cfg->nsections + 1) * sizeof *cfg->sections);
+    s = &cfg->sections[cfg->nsections++];
+    memset(s, 0, sizeof *s);
+    s->label = xstrdup(label);
+    s->at.file = ld->file;
+    s->at.line = ld->line;
+    return s;
+}
+
+static int set_pacer_key(struct loader *ld, const char *section, const char *label,
+                         const char *key, const char *value)
+{
+    struct cupace_pacer_section *s;
+
+    if (!cupace_is_identifier(label))
+        return fail(ld, section, NULL, "'%s' is not a controller label ([A-Za-z0-9_-]+)", label);
+    s = get_section(ld, label);
+    if (strcmp(key, "plugin") == 0) {
+        if (!cupace_is_identifier(value))
+            return fail(ld, section, key, "expected a controller name ([A-Za-z0-9_-]+), got '%s'",
+                        value);
+        free(s->plugin);
+        s->plugin = xstrdup(value);
+        return 0;
+    }
+    for (size_t i = 0; i < s->nkv; i++) {
+        if (strcmp(s->kv[i].key, key) != 0)
+            continue;
+        if (strcmp(ld->file, "--set") != 0 && strcmp(s->kv[i].at.file, "--set") != 0)
+            return fail(ld, section, key, "set twice (first on line %u)", s->kv[i].at.line);
+        free(s->kv[i].value);
+        s->kv[i].value = xstrdup(value);
+        s->kv[i].at.file = ld->file;
+        s->kv[i].at.line = ld->line;
+        return 0;
+    }
+    s->kv = xrealloc(s->kv, (s->nkv + 1) * sizeof *s->kv);
+    s->kv[s->nkv].key = xstrdup(key);
+    s->kv[s->nkv].value = xstrdup(value);
+    s->kv[s->nkv].at.file = ld->file;
+    s->kv[s->nkv].at.line = ld->line;
+    s->kv[s->nkv].used = 0;
+    s->nkv++;
+    return 0;
+}
+
+/* ---- one key ----------------------------------------------------------- */
+
+static int in_range(const struct keydef *k, double v)
+{
+    return v >= k->min && v <= k->max;
+}
+
+static int set_table_key(struct loader *ld, int idx, const char *value)
+{
+    const struct keydef *k = &keys[idx];
+    char *field = (char *)ld->cfg + k->off;
+    const char *why = "a valid value";
+    uint64_t u;
+    double d;
+    int b;
+
+    switch (k->type) {
+    case K_U64:
+        if (cupace_parse_u64(value, &u, &why) < 0)
+            break;
+        if (!in_range(k, (double)u))
+            return fail(ld, k->section, k->key, "expected an integer from %.0f to %.0f, got '%s'",
+                        k->min, k->max, value);
+        *(uint64_t *)field = u;
+        return 0;
+    case K_DURATION:
+    case K_SIZE:
+        if ((k->type == K_SIZE ? cupace_parse_size : cupace_parse_duration)(value, &u, &why) < 0)
+            break;
+        if (!in_range(k, (double)u)) {
+            char lo[32];
+            if (k->type == K_SIZE)
+                cupace_format_size((uint64_t)k->min, lo, sizeof lo);
+            else
+                cupace_format_duration((uint64_t)k->min, lo, sizeof lo);
+            return fail(ld, k->section, k->key, "expected at least %s, got '%s'", lo, value);
+        }
+        *(uint64_t *)field = u;
+        return 0;
+    case K_F64:
+        if (cupace_parse_f64(value, &d, &why) < 0)
+            break;
+        if (!in_range(k, d))
+            return fail(ld, k->section, k->key, "expected a number from %g to %g, got '%s'",
+                        k->min, k->max, value);
+        *(double *)field = d;
+        return 0;
+    case K_BOOL:
+        if (cupace_parse_bool(value, &b, &why) < 0)
+            break;
+        *(int *)field = b;
+        return 0;
+    case K_ENUM: {
+        char list[256] = "";
+        for (int i = 0; k->names[i]; i++) {
+            if (strcmp(value, k->names[i]) == 0) {
+                *(int *)field = i;
+                return 0;
+            }
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? " | " : "",
+                     k->names[i]);
+        }
+        return fail(ld, k->section, k->key, "expected one of %s, got '%s'", list, value);
+    }
+    case K_SPECIAL:
+        if (k->special(ld, value, &why) < 0)
+            break;
+        return 0;
+    }
+    return fail(ld, k->section, k->key, "expected %s, got '%s'", why, value);
+}
+
+static int set_key(struct loader *ld, const char *section, const char *key, const char *value)
+{
+    const char *label = pacer_label_of(section);
+    int idx;
+
+    if (label)
+        return set_pacer_key(ld, section, label, key, value);
+    if (!section_has_keys(section))
+        return fail(ld, section, NULL, "unknown section (known: engine, pacer, pacer.LABEL, "
+                    "workload, ab)");
+    idx = find_key(section, key);
+    if (idx < 0)
+        return fail(ld, section, key, "unknown key");
+    if (ld->seen[idx].file && strcmp(ld->file, "--set") != 0 &&
+        strcmp(ld->seen[idx].file, "--set") != 0)
+        return fail(ld, section, key, "set twice (first on line %u)", ld->seen[idx].line);
+    ld->seen[idx].file = ld->file;
+    ld->seen[idx].line = ld->line;
+    return set_table_key(ld, idx, value);
+}
+
+/* ---- reading the file -------------------------------------------------- */
+
+static int on_key(void *user, const char *section, const char *key, const char *value)
+{
+    struct loader *ld = user;
+
+    if (ld->failed)
+        return 1;
+    if (ld->continuation)
+        return fail(ld, section, key, "an indented line continues the previous value; "
+                    "remove the indentation or start the line with ';'"), 0;
+    if (!*section)
+        return fail(ld, "(none)", key, "a key before any [section]"), 0;
+    return set_key(ld, section, key, value) == 0;
+}
+
+/* A section header seen by the reader: checked here, so that an empty
+ * unknown section is refused too, and so that [pacer.LABEL] exists even
+ * without keys. */
+static int on_section(struct loader *ld, const char *line)
+{
+    char name[256];
+    const char *end = strchr(line, ']');
+    size_t n;
+
+    if (!end)
+        return 0;                      /* inih reports the syntax error */
+    n = (size_t)(end - line - 1);
+    if (n >= sizeof name)
+        n = sizeof name - 1;
+    memcpy(name, line + 1, n);
+    name[n] = '\0';
+    if (pacer_label_of(name)) {
+        if (!cupace_is_identifier(name + 6))
+            return fail(ld, name, NULL, "'%s' is not a controller label ([A-Za-z0-9_-]+)",
+                        name + 6);
+        get_section(ld, name + 6);
+        return 0;
+    }
+    if (!section_has_keys(name))
+        return fail(ld, name, NULL, "unknown section (known: engine, pacer, pacer.LABEL, "
+                    "workload, ab)");
+    return 0;
+}
+
+static char *read_line(char *str, int num, void *stream)
+{
+    struct loader *ld = stream;
+    const char *p;
+    size_t len;
+
+    if (ld->failed || !fgets(str, num, ld->fp))
+        return NULL;
+    ld->line++;
+    len = strlen(str);
+    if (len == (size_t)num - 1 && str[len - 1] != '\n' && !feof(ld->fp)) {
+        fail(ld, "file", NULL, "line longer than %d characters", num - 2);
+        return NULL;
+    }
+    p = str;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    ld->continuation = p != str && *p && *p != '\n' && *p != '\r' && *p != ';' && *p != '#' &&
+                       *p != '[';
+    if (*p == '[' && on_section(ld, p) < 0)
+        return NULL;
+    return str;
+}
+
+/* ---- the trace --------------------------------------------------------- */
+
+static int trace_fail(struct cupace_err *err, const char *file, unsigned line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int trace_fail(struct cupace_err *err, const char *file, unsigned line, const char *fmt, ...)
+{
+    char reason[700];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof reason, fmt, ap);
+    va_end(ap);
+    return cupace_err_set(err, "%s:%u: %s", file, line, reason);
+}
+
+enum { COL_ARRIVAL, COL_PARTITIONS, COL_SYNTH, COL_KERNEL, NCOLS };
+
+static int trace_header(char *line, int *colmap, size_t ncolmax, size_t *ncols,
+                        const char *file, struct cupace_err *err)
+{
+    static const char *const names[NCOLS] = { "arrival", "partitions", "synth_time", "gpu_kernel" };
+    char *items[32];
+    int have[NCOLS] = { 0 };
+    size_t n = split_list(line, ',', items, 32);
+
+    if (n > ncolmax)
+        return trace_fail(err, file, 1, "more than %zu columns", ncolmax);
+    for (size_t i = 0; i < n; i++) {
+        colmap[i] = -1;
+        for (int c = 0; c < NCOLS; c++)
+            if (strcmp(items[i], names[c]) == 0)
+                colmap[i] = c;
+        if (colmap[i] < 0)
+            return trace_fail(err, file, 1, "unknown column '%s' (known: arrival, partitions, "
+                              "synth_time, gpu_kernel)", items[i]);
+        if (have[colmap[i]]++)
+            return trace_fail(err, file, 1, "column '%s' twice", items[i]);
+    }
+    if (!have[COL_ARRIVAL] || !have[COL_PARTITIONS])
+        return trace_fail(err, file, 1, "the header must name the columns 'arrival' and "
+                          "'partitions' (got '%s')", n ? items[0] : "");
+    *ncols = n;
+    return 0;
+}
+
+static int trace_row(char *line, const int *colmap, size_t ncols, struct cupace_trace_job *job,
+                     const char *file, unsigned lineno, struct cupace_err *err)
+{
+    static const char *const names[NCOLS] = { "arrival", "partitions", "synth_time", "gpu_kernel" };
+    char *items[32];
+    size_t n = split_list(line, ',', items, 32);
+    const char *why;
+
+    if (n != ncols)
+        return trace_fail(err, file, lineno, "%zu fields, the header has %zu", n, ncols);
+    memset(job, 0, sizeof *job);
+    for (size_t i = 0; i < n; i++) {
+        const char *v = items[i];
+        uint64_t u;
+        double sec;
+
+        switch (colmap[i]) {
+        case COL_ARRIVAL:
+            if (cupace_parse_duration(v, &u, &why) == 0) {
+                job->arrival_ns = u;
+                break;
+            }
+            if (cupace_parse_f64(v, &sec, &why) < 0 || sec < 0 || sec > 1.8e10)
+                return trace_fail(err, file, lineno, "column 'arrival': expected seconds from "
+                                  "the start or a duration, got '%s'", v);
+            job->arrival_ns = (uint64_t)llround(sec * 1e9);
+            break;
+        case COL_PARTITIONS:
+            if (cupace_parse_u64(v, &u, &why) < 0 || u < 1 || u > 1000000)
+                return trace_fail(err, file, lineno, "column 'partitions': expected an integer "
+                                  "from 1 to 1000000, got '%s'", v);
+            job->partitions = (uint32_t)u;
+            break;
+        default:
+            if (!*v)
+                break;                  /* empty: the workload's value */
+            if (cupace_parse_duration(v, &u, &why) < 0 || u == 0)
+                return trace_fail(err, file, lineno, "column '%s': expected %s, got '%s'",
+                                  names[colmap[i]], why, v);
+            if (colmap[i] == COL_SYNTH)
+                job->synth_ns = u;
+            else
+                job->kernel_ns = u;
+        }
+    }
+    return 0;
+}
+
+static int cmp_arrival(const void *a, const void *b)
+{
+    const struct cupace_trace_job *x = a, *y = b;
+
+    return x->arrival_ns < y->arrival_ns ? -1 : x->arrival_ns > y->arrival_ns;
+}
+
+/* Reads the trace into cfg->workload.trace_jobs, sorted by arrival (rows
+ * with equal arrivals keep their order). */
+static int load_trace(struct cupace_config *cfg, const char *path, struct cupace_err *err)
+{
+    struct cupace_workload *w = &cfg->workload;
+    char line[4096];
+    int colmap[32];
+    size_t ncols = 0, cap = 0;
+    unsigned lineno = 0;
+    int have_header = 0;
+    FILE *fp = fopen(path, "r");
+
+    if (!fp)
+        return cupace_err_set(err, "%s: cannot open the trace: %s", path, strerror(errno));
+    while (fgets(line, sizeof line, fp)) {
+        char *p = line;
+
+        lineno++;
+        line[strcspn(line, "\r\n")] = '\0';
+        while (isspace((unsigned char)*p))
+            p++;
+        if (!*p || *p == '#')
+            continue;
+        if (!have_header) {
+            if (trace_header(p, colmap, 32, &ncols, path, err) < 0)
+                goto fail;
+            have_header = 1;
+            continue;
+        }
+        if (w->ntrace_jobs == cap) {
+            cap = cap ? cap * 2 : 64;
+            w->trace_jobs = xrealloc(w->trace_jobs, cap * sizeof *w->trace_jobs);
+        }
+        if (trace_row(p, colmap, ncols, &w->trace_jobs[w->ntrace_jobs], path, lineno, err) < 0)
+            goto fail;
+        w->ntrace_jobs++;
+    }
+    fclose(fp);
+    if (!have_header || w->ntrace_jobs == 0)
+        return cupace_err_set(err, "%s: the trace has no %s", path, have_header ? "rows" : "header");
+    /* insertion sort is stable; traces are nearly sorted already */
+    for (size_t i = 1; i < w->ntrace_jobs; i++)
+        for (size_t j = i; j > 0 && cmp_arrival(&w->trace_jobs[j - 1], &w->trace_jobs[j]) > 0; j--) {
+            struct cupace_trace_job t = w->trace_jobs[j];
+            w->trace_jobs[j] = w->trace_jobs[j - 1];
+            w->trace_jobs[j - 1] = t;
+        }
+    return 0;
+fail:
+    fclose(fp);
+    return -1;
+}
+
+/* ---- defaults, overrides, cross-checks -------------------------------- */
+
+static void set_defaults(struct cupace_config *cfg)
+{
+    struct cupace_engine_conf *e = &cfg->engine;
+    struct cupace_workload *w = &cfg->workload;
+
+    e->mode = CUPACE_MODE_SIM;
+    e->backend = CUPACE_BACKEND_AUTO;
+    e->devices = 1;
+    e->workers_per_device = 2;
+    e->synth_workers = 18;
+    e->memory_budget = 314ULL << 30;
+    e->seed = 1;
+    e->status_interval_ns = 10000000000ULL;
+    cfg->pacer_name = xstrdup("proctime");
+    w->jobs = 20;
+    w->partitions_per_job = 10;
+    w->arrival = CUPACE_ARRIVAL_BACKLOG;
+    w->interarrival_ns = 120000000000ULL;
+    w->burst_jobs = 4;
+    w->burst_every_ns = 900000000000ULL;
+    w->partition_memory = 14ULL << 30;
+    w->release_at_kernel = 0;
+    w->synth_ns = 30000000000ULL;
+    w->synth_cv = 0.15;
+    w->synth_dist = CUPACE_DIST_LOGNORMAL;
+    w->cpu_slots = 12;
+    w->gpu_prep_ns = 800000000ULL;
+    w->gpu_kernel_ns = 2500000000ULL;
+    w->gpu_epilogue_ns = 500000000ULL;
+    w->gpu_cv = 0.05;
+    w->gpu_dist = CUPACE_DIST_LOGNORMAL;
+    w->gpu_exclusive = 1;
+    w->contention = 1.0;
+    w->device_speed[0] = 1.0;
+    w->ndevice_speed = 1;
+    w->fail_rate = 0;
+    w->time_scale = 1.0;
+}
+
+static int apply_override(struct loader *ld, const char *text, unsigned index)
+{
+    char buf[1024], *eq, *dot;
+
+    ld->file = "--set";
+    ld->line = index;
+    snprintf(buf, sizeof buf, "%s", text);
+    eq = strchr(buf, '=');
+    if (!eq)
+        return cupace_err_set(ld->err, "--set '%s': expected SECTION.KEY=VALUE", text);
+    *eq = '\0';
+    dot = strrchr(buf, '.');
+    if (!dot || dot == buf || !dot[1])
+        return cupace_err_set(ld->err, "--set '%s': expected SECTION.KEY=VALUE", text);
+    *dot = '\0';
+    ld->continuation = 0;
+    if (set_key(ld, buf, dot + 1, eq + 1) < 0) {
+        /* "--set:2: [...]" reads oddly; say which override it was */
+        char msg[sizeof ld->err->msg];
+        snprintf(msg, sizeof msg, "%s", ld->err->msg);
+        return cupace_err_set(ld->err, "--set '%s': %s", text,
+                              strchr(msg, '[') ? strchr(msg, '[') : msg);
+    }
+    return 0;
+}
+
+/* Names a key's origin for cross-checks; the file's first line if unset. */
+static struct cupace_origin where(const struct loader *ld, const char *section, const char *key)
+{
+    int idx = find_key(section, key);
+    struct cupace_origin o = { ld->cfg->path, 0 };
+
+    if (idx >= 0 && ld->seen[idx].file)
+        o = ld->seen[idx];
+    return o;
+}
+
+static int cross_fail(struct loader *ld, const char *section, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int cross_fail(struct loader *ld, const char *section, const char *key, const char *fmt, ...)
+{
+    struct cupace_origin o = where(ld, section, key);
+    char reason[700];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof reason, fmt, ap);
+    va_end(ap);
+    if (o.line)
+        return cupace_err_set(ld->err, "%s:%u: [%s] %s: %s", o.file, o.line, section, key, reason);
+    return cupace_err_set(ld->err, "%s: [%s] %s: %s", o.file, section, key, reason);
+}
+
+static int validate(struct loader *ld)
+{
+    struct cupace_config *cfg = ld->cfg;
+    struct cupace_engine_conf *e = &cfg->engine;
+    struct cupace_workload *w = &cfg->workload;
+    char a[32], b[32];
+
+    if (e->ndevice_ids && e->ndevice_ids != e->devices)
+        return cross_fail(ld, "engine", "device_ids", "%u ids for devices = %llu",
+                          e->ndevice_ids, (unsigned long long)e->devices);
+    if (w->ndevice_speed != 1 && w->ndevice_speed != e->devices)
+        return cross_fail(ld, "workload", "device_speed", "%u speeds for devices = %llu "
+                          "(give one for all, or one per device)", w->ndevice_speed,
+                          (unsigned long long)e->devices);
+    if (w->ndevice_speed == 1)
+        for (unsigned i = 1; i < CUPACE_MAX_DEVICES; i++)
+            w->device_speed[i] = w->device_speed[0];
+    for (size_t i = 0; i < w->nchanges; i++) {
+        struct cupace_change *c = &w->changes[i];
+        if (c->key != CUPACE_CHANGE_DEVICE_SPEED)
+            continue;
+        if (c->nspeed != 1 && c->nspeed != e->devices)
+            return cross_fail(ld, "workload", "change", "device_speed at %.3fs gives %u speeds "
+                              "for devices = %llu", (double)c->at_ns / 1e9, c->nspeed,
+                              (unsigned long long)e->devices);
+        if (c->nspeed == 1)
+            for (unsigned j = 1; j < CUPACE_MAX_DEVICES; j++)
+                c->speed[j] = c->speed[0];
+    }
+    if (w->release_at_kernel > w->partition_memory) {
+        cupace_format_size(w->release_at_kernel, a, sizeof a);
+        cupace_format_size(w->partition_memory, b, sizeof b);
+        return cross_fail(ld, "workload", "release_at_kernel", "%s exceeds partition_memory (%s)",
+                          a, b);
+    }
+    if (w->partition_memory > e->memory_budget) {
+        cupace_format_size(w->partition_memory, a, sizeof a);
+        cupace_format_size(e->memory_budget, b, sizeof b);
+        return cross_fail(ld, "workload", "partition_memory", "%s exceeds [engine] memory_budget "
+                          "(%s): no partition could ever start", a, b);
+    }
+    if (w->jobs * w->partitions_per_job > 100000000ULL)
+        return cross_fail(ld, "workload", "jobs", "jobs x partitions_per_job exceeds 100000000");
+    if (w->arrival == CUPACE_ARRIVAL_TRACE) {
+        char path[4096];
+        if (!w->trace)
+            return cross_fail(ld, "workload", "arrival", "arrival = trace needs trace = FILE.csv");
+        if (w->trace[0] == '/' || !cfg->dir)
+            snprintf(path, sizeof path, "%s", w->trace);
+        else
+            snprintf(path, sizeof path, "%s/%s", cfg->dir, w->trace);
+        if (load_trace(cfg, path, ld->err) < 0)
+            return -1;
+    }
+    for (size_t i = 0; i < cfg->nsections; i++)
+        if (!cfg->sections[i].plugin)
+            cfg->sections[i].plugin = xstrdup(cfg->sections[i].label);
+    if (cfg->nab == 0) {
+        cfg->ab = xrealloc(NULL, sizeof *cfg->ab);
+        cfg->ab[0] = xstrdup(cfg->pacer_name);
+        cfg->nab = 1;
+    }
+    return 0;
+}
+
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char *d;
+
+    if (!slash)
+        return xstrdup(".");
+    if (slash == path)
+        return xstrdup("/");
+    d = xstrdup(path);
+    d[slash - path] = '\0';
+    return d;
+}
+
+struct cupace_config *cupace_config_load(const char *file, const char *const *sets, size_t nsets,
+                                         struct cupace_err *err)
+{
+    struct cupace_config *cfg = calloc(1, sizeof *cfg);
+    struct loader ld;
+    int rc;
+
+    if (!cfg) {
+        cupace_err_set(err, "out of memory");
+        return NULL;
+    }
+    memset(&ld, 0, sizeof ld);
+    ld.cfg = cfg;
+    ld.err = err;
+    ld.file = file;
+    cfg->path = xstrdup(file);
+    cfg->dir = dir_of(file);
+    set_defaults(cfg);
+    ld.fp = fopen(file, "r");
+    if (!ld.fp) {
+        cupace_err_set(err, "%s: cannot open: %s", file, strerror(errno));
+        goto fail;
+    }
+    ld.file = cfg->path;
+    rc = ini_parse_stream(read_line, &ld, on_key, &ld);
+    fclose(ld.fp);
+    if (ld.failed)
+        goto fail;
+    if (rc != 0) {
+        cupace_err_set(err, "%s:%d: syntax error: expected '[section]', 'key = value' or a "
+                       "comment", file, rc);
+        goto fail;
+    }
+    for (size_t i = 0; i < nsets; i++)
+        if (apply_override(&ld, sets[i], (unsigned)i + 1) < 0)
+            goto fail;
+    if (validate(&ld) < 0)
+        goto fail;
+    return cfg;
+fail:
+    cupace_config_free(cfg);
+    return NULL;
+}
+
+void cupace_config_free(struct cupace_config *cfg)
+{
+    if (!cfg)
+        return;
+    for (size_t i = 0; i < cfg->nsections; i++) {
+        struct cupace_pacer_section *s = &cfg->sections[i];
+        for (size_t j = 0; j < s->nkv; j++) {
+            free(s->kv[j].key);
+            free(s->kv[j].value);
+        }
+        free(s->kv);
+        free(s->label);
+        free(s->plugin);
+    }
+    free(cfg->sections);
+    for (size_t i = 0; i < cfg->nab; i++)
+        free(cfg->ab[i]);
+    free(cfg->ab);
+    free(cfg->workload.changes);
+    free(cfg->workload.trace);
+    free(cfg->workload.trace_jobs);
+    free(cfg->pacer_name);
+    free(cfg->pacer_path);
+    free(cfg->path);
+    free(cfg->dir);
+    free(cfg);
+}
+
+struct cupace_pacer_section *cupace_config_section(struct cupace_config *cfg, const char *label)
+{
+    for (size_t i = 0; i < cfg->nsections; i++)
+        if (strcmp(cfg->sections[i].label, label) == 0)
+            return &cfg->sections[i];
+    return NULL;
+}
+
+const char *cupace_config_plugin_of(const struct cupace_config *cfg, const char *label)
+{
+    for (size_t i = 0; i < cfg->nsections; i++)
+        if (strcmp(cfg->sections[i].label, label) == 0)
+            return cfg->sections[i].plugin ? cfg->sections[i].plugin : label;
+    return label;
+}
+
+uint64_t cupace_workload_partitions(const struct cupace_config *cfg)
+{
+    const struct cupace_workload *w = &cfg->workload;
+    uint64_t n = 0;
+
+    if (w->arrival != CUPACE_ARRIVAL_TRACE)
+        return w->jobs * w->partitions_per_job;
+    for (size_t i = 0; i < w->ntrace_jobs; i++)
+        n += w->trace_jobs[i].partitions;
+    return n;
+}
+
+const char *cupace_dist_name(enum cupace_dist d)
+{
+    return dist_names[d];
+}
+
+const char *cupace_arrival_name(enum cupace_arrival a)
+{
+    return arrival_names[a];
+}

@@ -1,0 +1,158 @@
+/*
+ * conf.h -- the configuration: cupace.ini (DESIGN §4) as a validated struct.
+ *
+ * One loader serves `run`, `ab` and `check-config`: it parses the file with
+ * inih, applies --set overrides, checks every cross-key rule and, for
+ * `arrival = trace`, reads the trace.  Unknown sections and keys are errors.
+ * Every error names the file, the line and the key.  Keys of [pacer.LABEL]
+ * sections are kept as text with their origins: the controller asks for them
+ * during its init (pacer_host.c) and any key it never asked for is refused.
+ *
+ * This is not the place for defaults of controllers: those belong to each
+ * plugin.
+ */
+#ifndef CUPACE_CONF_H
+#define CUPACE_CONF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+#define CUPACE_MAX_DEVICES 64
+
+enum cupace_mode { CUPACE_MODE_SIM, CUPACE_MODE_REALTIME };
+enum cupace_backend { CUPACE_BACKEND_AUTO, CUPACE_BACKEND_CUDA, CUPACE_BACKEND_EMULATED };
+enum cupace_arrival { CUPACE_ARRIVAL_BACKLOG, CUPACE_ARRIVAL_POISSON, CUPACE_ARRIVAL_BURST,
+                      CUPACE_ARRIVAL_TRACE };
+enum cupace_dist { CUPACE_DIST_FIXED, CUPACE_DIST_LOGNORMAL, CUPACE_DIST_GAMMA,
+                   CUPACE_DIST_EXPONENTIAL };
+
+/* Where a value came from: the config file or "--set" (line = its index). */
+struct cupace_origin {
+    const char *file;
+    unsigned line;
+};
+
+/* One key of a [pacer.LABEL] section. `used` is set when the controller asks. */
+struct cupace_kv {
+    char *key;
+    char *value;
+    struct cupace_origin at;
+    int used;
+};
+
+/* [pacer.LABEL]: an instance of controller `plugin` (default: LABEL). */
+struct cupace_pacer_section {
+    char *label;
+    char *plugin;
+    struct cupace_origin at;
+    struct cupace_kv *kv;
+    size_t nkv;
+};
+
+/* The workload keys that `change = AT:KEY=VALUE` may alter. */
+enum cupace_change_key {
+    CUPACE_CHANGE_SYNTH_TIME, CUPACE_CHANGE_GPU_PREP, CUPACE_CHANGE_GPU_KERNEL,
+    CUPACE_CHANGE_GPU_EPILOGUE, CUPACE_CHANGE_CONTENTION, CUPACE_CHANGE_DEVICE_SPEED
+};
+
+struct cupace_change {
+    uint64_t at_ns;
+    enum cupace_change_key key;
+    uint64_t ns;                       /* durations */
+    double value;                      /* contention */
+    double speed[CUPACE_MAX_DEVICES];  /* device_speed, per device */
+    unsigned nspeed;
+};
+
+/* One job of a trace (or of a generated arrival process). */
+struct cupace_trace_job {
+    uint64_t arrival_ns;
+    uint32_t partitions;
+    uint64_t synth_ns;                 /* 0: the workload's synth_time */
+    uint64_t kernel_ns;                /* 0: the workload's gpu_kernel */
+};
+
+struct cupace_workload {
+    uint64_t jobs;
+    uint64_t partitions_per_job;
+    enum cupace_arrival arrival;
+    uint64_t interarrival_ns;
+    uint64_t burst_jobs;
+    uint64_t burst_every_ns;
+    char *trace;                       /* the path as written */
+    struct cupace_trace_job *trace_jobs;
+    size_t ntrace_jobs;
+    uint64_t partition_memory;
+    uint64_t release_at_kernel;
+    uint64_t synth_ns;
+    double synth_cv;
+    enum cupace_dist synth_dist;
+    uint64_t cpu_slots;
+    uint64_t gpu_prep_ns;
+    uint64_t gpu_kernel_ns;
+    uint64_t gpu_epilogue_ns;
+    double gpu_cv;
+    enum cupace_dist gpu_dist;
+    int gpu_exclusive;
+    double contention;
+    double device_speed[CUPACE_MAX_DEVICES];   /* filled for every device */
+    unsigned ndevice_speed;                    /* as written (1 = same for all) */
+    double fail_rate;
+    double time_scale;
+    struct cupace_change *changes;             /* sorted by at_ns */
+    size_t nchanges;
+};
+
+struct cupace_engine_conf {
+    enum cupace_mode mode;
+    enum cupace_backend backend;
+    uint64_t devices;
+    unsigned device_ids[CUPACE_MAX_DEVICES];
+    unsigned ndevice_ids;
+    uint64_t workers_per_device;
+    uint64_t synth_workers;
+    uint64_t memory_budget;
+    uint64_t seed;
+    uint64_t status_interval_ns;
+};
+
+struct cupace_config {
+    char *path;                        /* the file, as given */
+    char *dir;                         /* its folder: relative paths start there */
+    struct cupace_engine_conf engine;
+    char *pacer_name;                  /* [pacer] name: a label */
+    char *pacer_path;                  /* [pacer] path: colon-separated, may be NULL */
+    struct cupace_pacer_section *sections;
+    size_t nsections;
+    char **ab;                         /* [ab] pacers: labels */
+    size_t nab;
+    struct cupace_workload workload;
+};
+
+/* A --set override: "SECTION.KEY=VALUE". */
+struct cupace_override {
+    const char *text;
+};
+
+/* Loads FILE, applies the overrides in order, validates.  Returns a config
+ * to free with cupace_config_free(), or NULL with the message in err. */
+struct cupace_config *cupace_config_load(const char *file, const char *const *sets, size_t nsets,
+                                         struct cupace_err *err);
+void cupace_config_free(struct cupace_config *cfg);
+
+/* The section of LABEL, or NULL: a label without a section is the plugin of
+ * that name with its defaults. */
+struct cupace_pacer_section *cupace_config_section(struct cupace_config *cfg, const char *label);
+
+/* The controller name an instance label stands for. */
+const char *cupace_config_plugin_of(const struct cupace_config *cfg, const char *label);
+
+/* The number of partitions the workload will bring. */
+uint64_t cupace_workload_partitions(const struct cupace_config *cfg);
+
+const char *cupace_dist_name(enum cupace_dist d);
+const char *cupace_arrival_name(enum cupace_arrival a);
+
+#endif

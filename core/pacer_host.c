@@ -1,0 +1,463 @@
+/*
+ * pacer_host.c -- the dlopen loader and the params object of controllers.
+ *
+ * Validation lives in one function, cupace_pacer_validate(), beside the rules
+ * written in cupace/pacer.h.  The params object wraps one [pacer.LABEL]
+ * section: each get_* marks its key as asked for and parses with the same
+ * parsers as the rest of the configuration, so a malformed value is
+ * reported with the file, line and key even if the controller ignores the
+ * error.
+ */
+#define _GNU_SOURCE 1
+#include "config.h"
+#include "pacer_host.h"
+#include "units.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef CUPACE_PACERDIR
+#define CUPACE_PACERDIR "/usr/local/lib/cupace"
+#endif
+
+/* ---- the search path --------------------------------------------------- */
+
+static void path_add_list(struct cupace_pacer_path *path, const char *list, const char *base)
+{
+    const char *p = list;
+
+    while (p && *p) {
+        const char *end = strchr(p, ':');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+
+        while (n && (*p == ' ' || *p == '\t')) {
+            p++;
+            n--;
+        }
+        while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+            n--;
+        if (n) {
+            char *d;
+            size_t blen = (base && p[0] != '/') ? strlen(base) + 1 : 0;
+            char **dirs = realloc(path->dirs, (path->ndirs + 1) * sizeof *dirs);
+
+            d = malloc(blen + n + 1);
+            if (!dirs || !d) {
+                free(d);
+                if (dirs)
+                    path->dirs = dirs;
+                return;
+            }
+            path->dirs = dirs;
+            if (blen)
+                snprintf(d, blen + n + 1, "%s/%.*s", base, (int)n, p);
+            else
+                snprintf(d, n + 1, "%.*s", (int)n, p);
+            path->dirs[path->ndirs++] = d;
+        }
+        p = end ? end + 1 : NULL;
+    }
+}
+
+void cupace_pacer_path_init(struct cupace_pacer_path *path, const struct cupace_config *cfg)
+{
+    path->dirs = NULL;
+    path->ndirs = 0;
+    if (cfg && cfg->pacer_path)
+        path_add_list(path, cfg->pacer_path, cfg->dir);  /* relative to the config file */
+    path_add_list(path, getenv("CUPACE_PACER_PATH"), NULL);
+    path_add_list(path, CUPACE_PACERDIR, NULL);
+}
+
+void cupace_pacer_path_free(struct cupace_pacer_path *path)
+{
+    for (size_t i = 0; i < path->ndirs; i++)
+        free(path->dirs[i]);
+    free(path->dirs);
+    path->dirs = NULL;
+    path->ndirs = 0;
+}
+
+/* ---- validation -------------------------------------------------------- */
+
+int cupace_pacer_validate(const struct cupace_pacer *p, size_t symsize, char *why, size_t len)
+{
+    /* The first two fields are all we may read before knowing the size. */
+    if (symsize && symsize < offsetof(struct cupace_pacer, name)) {
+        snprintf(why, len, "its cupace_pacer_entry is %zu bytes, too small to hold abi and size",
+                 symsize);
+        return -1;
+    }
+    if (p->abi != CUPACE_PACER_ABI) {
+        snprintf(why, len, "it was built for controller ABI %u, this cupace speaks ABI %u: "
+                 "rebuild it against this cupace's cupace/pacer.h", p->abi, CUPACE_PACER_ABI);
+        return -1;
+    }
+    if (p->size < sizeof(struct cupace_pacer) || (symsize && symsize < sizeof(struct cupace_pacer))) {
+        snprintf(why, len, "its struct cupace_pacer is %u bytes, this cupace needs at least %zu: "
+                 "rebuild it against this cupace's cupace/pacer.h", p->size,
+                 sizeof(struct cupace_pacer));
+        return -1;
+    }
+    if (!p->name || !cupace_is_identifier(p->name)) {
+        snprintf(why, len, "its name is missing or not a plain identifier");
+        return -1;
+    }
+    if (!p->init || !p->update || !p->interval_ns) {
+        snprintf(why, len, "the required op %s is NULL",
+                 !p->init ? "init" : !p->update ? "update" : "interval_ns");
+        return -1;
+    }
+    if (p->state_size > ((size_t)1 << 30)) {
+        snprintf(why, len, "it asks for %zu bytes of state per instance (more than 1 GiB)",
+                 p->state_size);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- finding and opening ----------------------------------------------- */
+
+static int is_regular_file(const char *file)
+{
+    struct stat st;
+
+    return stat(file, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int cupace_pacer_find(const struct cupace_pacer_path *path, const char *name, char *file,
+                      size_t len, struct cupace_err *err)
+{
+    char tried[768] = "";
+
+    if (!cupace_is_identifier(name))
+        return cupace_err_set(err, "controller '%s': not a plain name ([A-Za-z0-9_-]+); "
+                              "put its folder in [pacer] path or CUPACE_PACER_PATH instead of "
+                              "naming a file", name);
+    for (size_t i = 0; i < path->ndirs; i++) {
+        snprintf(file, len, "%s/%s.so", path->dirs[i], name);
+        if (is_regular_file(file))
+            return 0;
+        if (strlen(tried) + strlen(path->dirs[i]) + 3 < sizeof tried)
+            snprintf(tried + strlen(tried), sizeof tried - strlen(tried), "%s%s", i ? ":" : "",
+                     path->dirs[i]);
+    }
+    return cupace_err_set(err, "controller '%s': no %s.so in %s (add its folder to [pacer] path "
+                          "or CUPACE_PACER_PATH; `cupace plugins` lists what is found)",
+                          name, name, tried);
+}
+
+/* Turns a dlerror() string into advice for the operator. */
+static const char *dlopen_hint(const char *msg)
+{
+    if (strstr(msg, "invalid ELF header") || strstr(msg, "file too short") ||
+        strstr(msg, "not an ELF"))
+        return "this is not a shared object: rebuild it with cc -shared -fPIC";
+    if (strstr(msg, "wrong ELF class") || strstr(msg, "ELF file OS ABI") ||
+        strstr(msg, "machine"))
+        return "it was built for another architecture";
+    if (strstr(msg, "undefined symbol"))
+        return "it uses a symbol nobody provides: controllers must not link against the engine";
+    if (strstr(msg, "cannot open shared object file"))
+        return "a library it needs is missing: run `ldd` on it";
+    return "run `ldd` on it to see what the loader misses";
+}
+
+int cupace_pacer_open(const char *file, void **dlp, const struct cupace_pacer **opsp,
+                      struct cupace_err *err)
+{
+    const struct cupace_pacer *ops;
+    const ElfW(Sym) *sym = NULL;
+    Dl_info info;
+    char why[512];
+    void *dl;
+
+    dlerror();
+    dl = dlopen(file, RTLD_NOW | RTLD_LOCAL);
+    if (!dl) {
+        const char *msg = dlerror();
+        return cupace_err_set(err, "%s: cannot load: %s (%s)", file, msg ? msg : "unknown error",
+                              dlopen_hint(msg ? msg : ""));
+    }
+    ops = dlsym(dl, CUPACE_PACER_ENTRY_SYMBOL);
+    if (!ops) {
+        dlclose(dl);
+        return cupace_err_set(err, "%s: no symbol '%s': not a cupace controller (it must export "
+                              "const struct cupace_pacer cupace_pacer_entry)", file,
+                              CUPACE_PACER_ENTRY_SYMBOL);
+    }
+    if (!dladdr1(ops, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym)
+        sym = NULL;
+    if (cupace_pacer_validate(ops, sym ? (size_t)sym->st_size : 0, why, sizeof why) < 0) {
+        dlclose(dl);
+        return cupace_err_set(err, "%s: refused: %s", file, why);
+    }
+    *dlp = dl;
+    *opsp = ops;
+    return 0;
+}
+
+/* ---- the params object ------------------------------------------------- */
+
+struct params_ctx {
+    struct cupace_config *cfg;
+    struct cupace_pacer_section *section;   /* NULL: defaults only */
+    const char *label;
+    struct cupace_err bad;                  /* the first malformed value */
+    int has_bad;
+};
+
+static struct cupace_kv *params_find(struct params_ctx *c, const char *key)
+{
+    if (!c->section || !key)
+        return NULL;
+    for (size_t i = 0; i < c->section->nkv; i++)
+        if (strcmp(c->section->kv[i].key, key) == 0) {
+            c->section->kv[i].used = 1;
+            return &c->section->kv[i];
+        }
+    return NULL;
+}
+
+static int params_bad(struct params_ctx *c, const struct cupace_kv *kv, const char *why)
+{
+    if (!c->has_bad)
+        cupace_err_set(&c->bad, "%s:%u: [pacer.%s] %s: expected %s, got '%s'", kv->at.file,
+                       kv->at.line, c->label, kv->key, why, kv->value);
+    c->has_bad = 1;
+    return -1;
+}
+
+static const char *params_get(void *ctx, const char *key)
+{
+    struct cupace_kv *kv = params_find(ctx, key);
+
+    return kv ? kv->value : NULL;
+}
+
+static int params_get_f64(void *ctx, const char *key, double def, double *out)
+{
+    struct cupace_kv *kv = params_find(ctx, key);
+    const char *why;
+
+    if (!kv) {
+        *out = def;
+        return 0;
+    }
+    return cupace_parse_f64(kv->value, out, &why) < 0 ? params_bad(ctx, kv, why) : 0;
+}
+
+static int params_get_ns(void *ctx, const char *key, uint64_t def, uint64_t *out)
+{
+    struct cupace_kv *kv = params_find(ctx, key);
+    const char *why;
+
+    if (!kv) {
+        *out = def;
+        return 0;
+    }
+    return cupace_parse_duration(kv->value, out, &why) < 0 ? params_bad(ctx, kv, why) : 0;
+}
+
+static int params_get_u64(void *ctx, const char *key, uint64_t def, uint64_t *out)
+{
+    struct cupace_kv *kv = params_find(ctx, key);
+    const char *why;
+
+    if (!kv) {
+        *out = def;
+        return 0;
+    }
+    return cupace_parse_u64(kv->value, out, &why) < 0 ? params_bad(ctx, kv, why) : 0;
+}
+
+static int params_get_bool(void *ctx, const char *key, int def, int *out)
+{
+    struct cupace_kv *kv = params_find(ctx, key);
+    const char *why;
+
+    if (!kv) {
+        *out = def;
+        return 0;
+    }
+    return cupace_parse_bool(kv->value, out, &why) < 0 ? params_bad(ctx, kv, why) : 0;
+}
+
+/* ---- instances --------------------------------------------------------- */
+
+static int instance_init(struct cupace_pacer_instance *inst, struct params_ctx *pc,
+                         struct cupace_err *err)
+{
+    struct cupace_params params = {
+        .ctx = pc, .get = params_get, .get_f64 = params_get_f64, .get_ns = params_get_ns,
+        .get_u64 = params_get_u64, .get_bool = params_get_bool,
+    };
+    char why[512] = "";
+
+    inst->state = calloc(1, inst->ops->state_size ? inst->ops->state_size : 1);
+    if (!inst->state)
+        return cupace_err_set(err, "controller '%s': out of memory for its state", inst->label);
+    if (inst->ops->init(inst->state, &params, why, sizeof why) != 0) {
+        why[sizeof why - 1] = '\0';
+        if (pc->has_bad)
+            return cupace_err_set(err, "%s", pc->bad.msg);
+        return cupace_err_set(err, "controller '%s' (%s): init failed: %s", inst->label,
+                              inst->file, why[0] ? why : "no reason given");
+    }
+    inst->inited = 1;
+    if (pc->has_bad)
+        return cupace_err_set(err, "%s", pc->bad.msg);
+    if (pc->section)
+        for (size_t i = 0; i < pc->section->nkv; i++) {
+            const struct cupace_kv *kv = &pc->section->kv[i];
+            if (!kv->used)
+                return cupace_err_set(err, "%s:%u: [pacer.%s] %s: unknown key: controller '%s' "
+                                      "never asked for it", kv->at.file, kv->at.line,
+                                      pc->label, kv->key, inst->plugin);
+        }
+    return 0;
+}
+
+int cupace_pacer_instance_create(struct cupace_pacer_instance *inst, struct cupace_config *cfg,
+                                 const struct cupace_pacer_path *path, const char *label,
+                                 struct cupace_err *err)
+{
+    struct params_ctx pc;
+    const char *plugin;
+
+    memset(inst, 0, sizeof *inst);
+    if (!cupace_is_identifier(label))
+        return cupace_err_set(err, "controller '%s': not a plain name ([A-Za-z0-9_-]+)", label);
+    plugin = cupace_config_plugin_of(cfg, label);
+    snprintf(inst->label, sizeof inst->label, "%s", label);
+    snprintf(inst->plugin, sizeof inst->plugin, "%s", plugin);
+    if (cupace_pacer_find(path, plugin, inst->file, sizeof inst->file, err) < 0)
+        return -1;
+    if (cupace_pacer_open(inst->file, &inst->dl, &inst->ops, err) < 0) {
+        cupace_err_prefix(err, "controller '%s'", plugin);
+        return -1;
+    }
+    if (strcmp(inst->ops->name, plugin) != 0) {
+        cupace_err_set(err, "controller '%s' (%s): the file calls itself '%s'; a controller's "
+                       "file must be NAME.so for its name", plugin, inst->file, inst->ops->name);
+        goto fail;
+    }
+    memset(&pc, 0, sizeof pc);
+    pc.cfg = cfg;
+    pc.section = cupace_config_section(cfg, label);
+    pc.label = label;
+    if (instance_init(inst, &pc, err) < 0)
+        goto fail;
+    return 0;
+fail:
+    cupace_pacer_instance_destroy(inst);
+    return -1;
+}
+
+void cupace_pacer_instance_destroy(struct cupace_pacer_instance *inst)
+{
+    if (inst->inited && inst->ops->fini)
+        inst->ops->fini(inst->state);
+    free(inst->state);
+    if (inst->dl)
+        dlclose(inst->dl);
+    inst->state = NULL;
+    inst->dl = NULL;
+    inst->ops = NULL;
+    inst->inited = 0;
+}
+
+void cupace_pacer_instance_describe(struct cupace_pacer_instance *inst, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (inst->ops && inst->ops->describe && inst->ops->describe(inst->state, buf, len) < 0)
+        buf[0] = '\0';
+    buf[len - 1] = '\0';
+}
+
+/* ---- listing ----------------------------------------------------------- */
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void scan_dir(const struct cupace_pacer_path *path, size_t d, cupace_pacer_visit_fn found,
+                     void *ctx)
+{
+    DIR *dir = opendir(path->dirs[d]);
+    char **names = NULL;
+    size_t n = 0;
+    struct dirent *e;
+
+    if (!dir)
+        return;
+    while ((e = readdir(dir))) {
+        size_t len = strlen(e->d_name);
+        char **more;
+        if (len < 4 || strcmp(e->d_name + len - 3, ".so") != 0)
+            continue;
+        more = realloc(names, (n + 1) * sizeof *names);
+        if (!more)
+            break;
+        names = more;
+        names[n] = strdup(e->d_name);
+        if (names[n])
+            n++;
+    }
+    closedir(dir);
+    qsort(names, n, sizeof *names, cmp_str);
+    for (size_t i = 0; i < n; i++) {
+        char file[4096], first[4096], name[256], why[512];
+        const char *shadow = NULL;
+        const struct cupace_pacer *ops = NULL;
+        struct cupace_err err;
+        void *dl = NULL;
+
+        snprintf(file, sizeof file, "%s/%s", path->dirs[d], names[i]);
+        snprintf(name, sizeof name, "%.*s", (int)(strlen(names[i]) - 3), names[i]);
+        if (!is_regular_file(file))
+            continue;
+        for (size_t j = 0; j < d && !shadow; j++) {
+            snprintf(first, sizeof first, "%s/%s", path->dirs[j], names[i]);
+            if (is_regular_file(first))
+                shadow = first;
+        }
+        if (!cupace_is_identifier(name)) {
+            found(ctx, file, NULL, "its file name is not a plain controller name", shadow);
+        } else if (cupace_pacer_open(file, &dl, &ops, &err) < 0) {
+            const char *reason = strstr(err.msg, ": ");
+            found(ctx, file, NULL, reason ? reason + 2 : err.msg, shadow);
+        } else if (strcmp(ops->name, name) != 0) {
+            snprintf(why, sizeof why, "the file calls itself '%s'; it must be named %s.so",
+                     ops->name, ops->name);
+            found(ctx, file, NULL, why, shadow);
+        } else {
+            found(ctx, file, ops, NULL, shadow);
+        }
+        if (dl)
+            dlclose(dl);
+        free(names[i]);
+    }
+    free(names);
+}
+
+void cupace_pacer_scan(const struct cupace_pacer_path *path, cupace_pacer_visit_fn found,
+                       void *ctx)
+{
+    for (size_t d = 0; d < path->ndirs; d++) {
+        int dup = 0;
+        for (size_t j = 0; j < d; j++)
+            dup |= strcmp(path->dirs[j], path->dirs[d]) == 0;
+        if (!dup)
+            scan_dir(path, d, found, ctx);
+    }
+}

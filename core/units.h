@@ -1,0 +1,34 @@
+/*
+ * units.h -- parsing the values of configuration keys.
+ *
+ * Durations take ns us ms s m h, sizes B KiB MiB GiB TiB; a bare number is
+ * refused for both ("0" excepted), as are negatives and values that do not
+ * fit in 64 bits.  Each parser returns 0 and stores the value, or -1 with
+ * *why set to a static phrase describing what was expected; *out is left
+ * unchanged on failure.
+ */
+#ifndef CUPACE_UNITS_H
+#define CUPACE_UNITS_H
+
+#include <stdint.h>
+
+int cupace_parse_duration(const char *s, uint64_t *out, const char **why);
+int cupace_parse_size(const char *s, uint64_t *out, const char **why);
+int cupace_parse_u64(const char *s, uint64_t *out, const char **why);
+int cupace_parse_f64(const char *s, double *out, const char **why);
+int cupace_parse_bool(const char *s, int *out, const char **why);
+
+/* "[A-Za-z0-9_-]+": the only form a controller name or label may take. */
+int cupace_is_identifier(const char *s);
+
+/* Human forms for reports: "2.5s", "14GiB". */
+void cupace_format_duration(uint64_t ns, char *buf, unsigned len);
+void cupace_format_size(uint64_t bytes, char *buf, unsigned len);
+
+/* a + b, saturating at UINT64_MAX instead of wrapping. */
+static inline uint64_t cupace_sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+#endif

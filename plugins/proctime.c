@@ -1,0 +1,135 @@
+/*
+ * proctime -- pace by the GPU's measured processing time.
+ *
+ * The seed's method: the GPU serves one partition every P/W seconds, where P
+ * is the worker processing time of a partition (an EMA of
+ * Δgpu_ns_total/Δgpu_done, sampled only when completions happened, so an idle
+ * gap cannot move it) and W the number of GPU workers.  Dispatching at that
+ * rate, corrected by a PI controller on the GPU queue depth, keeps the queue
+ * near `target`.
+ *
+ * Where this departs from the seed (see the README, "proctime"):
+ *  - Bootstrap.  The seed dispatched `target` partitions, then waited for the
+ *    first completion.  Keeping the GPUs fed takes about (GPU rate x synthesis
+ *    time) partitions in flight, far more than `target` on a multi-GPU node,
+ *    so the seed starved the GPUs while the pipeline filled.  Until a GPU
+ *    completion is known this controller dispatches as fast as the memory
+ *    budget and the synthesis slots allow.
+ *  - Fill.  When the partitions in synthesis and waiting fall short of what
+ *    keeps the GPUs fed (S / (P/W) + target, with S the measured synthesis
+ *    time), it adds the deficit spread over one synthesis time to the
+ *    dispatch rate.  After an idle gap the pipeline refills in one synthesis
+ *    time instead of starving the GPU while the PI integral catches up.
+ *  - The integral is frozen while nothing is pending (pace_util.h).
+ */
+#include <stdio.h>
+
+#include "pace_util.h"
+
+struct proctime_state {
+    struct pace_pi pi;
+    double alpha;
+    uint64_t min_ns, max_ns;
+    double proc_ns;             /* EMA of worker processing ns per completion */
+    double synth_ns;            /* EMA of synthesis ns per successful synthesis */
+    int have_proc, have_synth;
+    uint64_t last_done, last_gpu_ns;
+    uint64_t last_synth_done, last_synth_ns;
+    double needed;              /* partitions in synthesis + waiting that keep the GPUs fed */
+    uint64_t last_interval;
+};
+
+static int proctime_init(void *state, const struct cupace_params *p, char *err, size_t errlen)
+{
+    struct proctime_state *st = state;
+
+    if (pace_pi_init(&st->pi, p, 3.0, 0.5, 0.005, err, errlen) < 0 ||
+        pace_alpha_init(p, 0.2, &st->alpha, err, errlen) < 0 ||
+        p->get_ns(p->ctx, "min_interval", 0, &st->min_ns) < 0 ||
+        p->get_ns(p->ctx, "max_interval", 600000000000ULL, &st->max_ns) < 0)
+        return -1;
+    if (st->min_ns > st->max_ns) {
+        snprintf(err, errlen, "min_interval exceeds max_interval");
+        return -1;
+    }
+    return 0;
+}
+
+/* Takes one sample of P from the completions since the last one. */
+static void sample_processing(struct proctime_state *st, const struct cupace_signals *s)
+{
+    uint64_t n = s->gpu_done - st->last_done;
+
+    if (n == 0 || s->gpu_ns_total < st->last_gpu_ns)
+        return;
+    st->proc_ns = pace_ema(st->proc_ns, (double)(s->gpu_ns_total - st->last_gpu_ns) / (double)n,
+                           st->alpha, !st->have_proc);
+    st->have_proc = 1;
+    st->last_done = s->gpu_done;
+    st->last_gpu_ns = s->gpu_ns_total;
+}
+
+static void sample_synthesis(struct proctime_state *st, const struct cupace_signals *s)
+{
+    uint64_t n = s->synth_done - st->last_synth_done;
+
+    if (n == 0 || s->synth_ns_total < st->last_synth_ns)
+        return;
+    st->synth_ns = pace_ema(st->synth_ns,
+                            (double)(s->synth_ns_total - st->last_synth_ns) / (double)n,
+                            st->alpha, !st->have_synth);
+    st->have_synth = 1;
+    st->last_synth_done = s->synth_done;
+    st->last_synth_ns = s->synth_ns_total;
+}
+
+static void proctime_update(void *state, const struct cupace_signals *s)
+{
+    struct proctime_state *st = state;
+
+    sample_processing(st, s);
+    sample_synthesis(st, s);
+    pace_pi_advance(&st->pi, s, st->have_proc && s->pending > 0);
+}
+
+static uint64_t proctime_interval(void *state, const struct cupace_signals *s)
+{
+    struct proctime_state *st = state;
+    double base, rate, deficit;
+    unsigned workers = s->num_gpu_workers ? s->num_gpu_workers : 1;
+
+    if (!st->have_proc)
+        return st->last_interval = st->min_ns;     /* bootstrap: fill (see above) */
+    base = st->proc_ns / workers;
+    if (base < 1.0)
+        base = 1.0;
+    rate = 1.0 / pace_pi_apply(&st->pi, s, base);
+    if (st->have_synth && st->synth_ns > 0) {
+        st->needed = st->synth_ns / base + st->pi.target;
+        deficit = st->needed - (double)(s->in_synthesis + s->waiting);
+        if (deficit > 0)
+            rate += deficit / st->synth_ns;
+    }
+    return st->last_interval = pace_clamp_ns(1.0 / rate, st->min_ns, st->max_ns);
+}
+
+static int proctime_describe(void *state, char *buf, size_t len)
+{
+    struct proctime_state *st = state;
+
+    return snprintf(buf, len, "proc_s=%.4g synth_s=%.4g needed=%.3g integral=%.4g interval_s=%.4g",
+                    st->proc_ns / 1e9, st->synth_ns / 1e9, st->needed, st->pi.integral,
+                    (double)st->last_interval / 1e9);
+}
+
+const struct cupace_pacer cupace_pacer_entry = {
+    .abi = CUPACE_PACER_ABI,
+    .size = sizeof(struct cupace_pacer),
+    .name = "proctime",
+    .summary = "GPU processing time / workers, PI on the GPU queue depth, fills the pipeline",
+    .state_size = sizeof(struct proctime_state),
+    .init = proctime_init,
+    .update = proctime_update,
+    .interval_ns = proctime_interval,
+    .describe = proctime_describe,
+};

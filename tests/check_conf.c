@@ -1,0 +1,336 @@
+/* check_conf.c -- the configuration loader: the schema, every class of
+ * error, and that each message names the file, the line and the key. */
+#include "config.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf.h"
+#include "testutil.h"
+
+/* Loads INI, expects a failure whose message contains every needle. */
+static void expect_error(const char *ini, const char *n1, const char *n2, const char *n3)
+{
+    struct cupace_err err = { "" };
+    struct cupace_config *cfg = tu_config(ini, &err);
+
+    ck_assert_msg(cfg == NULL, "config accepted: %s", ini);
+    ck_assert_msg(strstr(err.msg, "test.ini") || strstr(err.msg, "--set") || strstr(err.msg, ".csv"),
+                  "no file in '%s'", err.msg);
+    if (n1)
+        ck_assert_msg(strstr(err.msg, n1), "'%s' not in '%s'", n1, err.msg);
+    if (n2)
+        ck_assert_msg(strstr(err.msg, n2), "'%s' not in '%s'", n2, err.msg);
+    if (n3)
+        ck_assert_msg(strstr(err.msg, n3), "'%s' not in '%s'", n3, err.msg);
+}
+
+START_TEST(defaults_follow_the_design)
+{
+    struct cupace_err err;
+    struct cupace_config *cfg = tu_config("", &err);
+
+    ck_assert_ptr_nonnull(cfg);
+    ck_assert_int_eq(cfg->engine.mode, CUPACE_MODE_SIM);
+    ck_assert_uint_eq(cfg->engine.workers_per_device, 2);
+    ck_assert_uint_eq(cfg->engine.memory_budget, 314ULL << 30);
+    ck_assert_uint_eq(cfg->workload.partition_memory, 14ULL << 30);
+    ck_assert_uint_eq(cfg->workload.release_at_kernel, 0);
+    ck_assert_str_eq(cfg->pacer_name, "proctime");
+    ck_assert_uint_eq(cfg->nab, 1);
+    ck_assert_str_eq(cfg->ab[0], "proctime");
+    ck_assert_uint_eq(cupace_workload_partitions(cfg), 200);
+    cupace_config_free(cfg);
+}
+END_TEST
+
+START_TEST(the_whole_schema_loads)
+{
+    struct cupace_err err;
+    struct cupace_config *cfg = tu_config(
+        "[engine]\nmode = realtime\nbackend = emulated\ndevices = 2\ndevice_ids = 0, 2\n"
+        "workers_per_device = 3\nsynth_workers = 7\nmemory_budget = 1TiB\nseed = 42\n"
+        "status_interval = 5s\n"
+        "[pacer]\nname = greedy\npath = plug:/opt/x\n"
+        "[pacer.greedy]\nplugin = fixed\ninterval = 0\n"
+        "[workload]\njobs = 3\npartitions_per_job = 4\narrival = burst\nburst_jobs = 2\n"
+        "burst_every = 15m\ninterarrival = 120s\npartition_memory = 14GiB\n"
+        "release_at_kernel = 13GiB\nsynth_time = 30s\nsynth_cv = 0.15\nsynth_dist = gamma\n"
+        "cpu_slots = 12\ngpu_prep = 0.8s\ngpu_kernel = 2.5s\ngpu_epilogue = 0.5s\ngpu_cv = 0.05\n"
+        "gpu_dist = exponential\ngpu_exclusive = no\ncontention = 1.3\ndevice_speed = 1.0, 2.0\n"
+        "fail_rate = 0.01\ntime_scale = 0.001\n"
+        "change = 600s:gpu_kernel=5s, 60s:device_speed=0.5/1, 900s:contention=2\n"
+        "[ab]\npacers = greedy, proctime, window\n", &err);
+
+    ck_assert_msg(cfg != NULL, "%s", err.msg);
+    ck_assert_int_eq(cfg->engine.mode, CUPACE_MODE_REALTIME);
+    ck_assert_int_eq(cfg->engine.backend, CUPACE_BACKEND_EMULATED);
+    ck_assert_uint_eq(cfg->engine.ndevice_ids, 2);
+    ck_assert_uint_eq(cfg->engine.device_ids[1], 2);
+    ck_assert_str_eq(cfg->pacer_path, "plug:/opt/x");
+    ck_assert_int_eq(cfg->workload.arrival, CUPACE_ARRIVAL_BURST);
+    ck_assert_int_eq(cfg->workload.synth_dist, CUPACE_DIST_GAMMA);
+    ck_assert_int_eq(cfg->workload.gpu_exclusive, 0);
+    ck_assert_double_eq(cfg->workload.device_speed[1], 2.0);
+    ck_assert_uint_eq(cfg->workload.nchanges, 3);
+    /* change points come sorted by time */
+    ck_assert_uint_eq(cfg->workload.changes[0].at_ns, 60000000000ULL);
+    ck_assert_int_eq(cfg->workload.changes[0].key, CUPACE_CHANGE_DEVICE_SPEED);
+    ck_assert_double_eq(cfg->workload.changes[0].speed[0], 0.5);
+    ck_assert_uint_eq(cfg->workload.changes[1].ns, 5000000000ULL);
+    ck_assert_uint_eq(cfg->nab, 3);
+    ck_assert_str_eq(cupace_config_plugin_of(cfg, "greedy"), "fixed");
+    ck_assert_str_eq(cupace_config_plugin_of(cfg, "window"), "window");
+    cupace_config_free(cfg);
+}
+END_TEST
+
+START_TEST(unknown_section_names_line)
+{
+    expect_error("[engine]\nseed = 1\n\n[engnie]\n", "test.ini:4:", "[engnie]", "unknown section");
+}
+END_TEST
+
+START_TEST(unknown_empty_section_is_refused)
+{
+    expect_error("[workload]\njobs = 1\n[extra]\n", "test.ini:3:", "[extra]", NULL);
+}
+END_TEST
+
+START_TEST(unknown_key_names_key_and_line)
+{
+    expect_error("[engine]\ndevices = 1\nworkers = 2\n", "test.ini:3:", "workers", "unknown key");
+}
+END_TEST
+
+START_TEST(bare_number_duration_is_refused)
+{
+    expect_error("[workload]\nsynth_time = 30\n", "test.ini:2:", "synth_time", "unit");
+}
+END_TEST
+
+START_TEST(bad_size_is_refused)
+{
+    expect_error("[engine]\nmemory_budget = 314GB\n", "test.ini:2:", "memory_budget", "KiB");
+}
+END_TEST
+
+START_TEST(out_of_range_is_refused)
+{
+    expect_error("[engine]\ndevices = 0\n", "test.ini:2:", "devices", "from 1");
+    expect_error("[workload]\nfail_rate = 1.5\n", "test.ini:2:", "fail_rate", "from 0 to 1");
+}
+END_TEST
+
+START_TEST(overflowing_values_are_refused)
+{
+    expect_error("[workload]\nsynth_time = 99999999999h\n", "synth_time", "64 bits", NULL);
+    expect_error("[engine]\nseed = 99999999999999999999999\n", "seed", "64 bits", NULL);
+}
+END_TEST
+
+START_TEST(bad_enum_lists_the_choices)
+{
+    expect_error("[workload]\narrival = sometimes\n", "arrival", "backlog | poisson | burst | trace",
+                 "sometimes");
+}
+END_TEST
+
+START_TEST(release_above_partition_memory)
+{
+    expect_error("[workload]\npartition_memory = 14GiB\nrelease_at_kernel = 15GiB\n",
+                 "test.ini:3:", "release_at_kernel", "partition_memory");
+}
+END_TEST
+
+START_TEST(partition_above_budget)
+{
+    expect_error("[engine]\nmemory_budget = 10GiB\n[workload]\npartition_memory = 14GiB\n",
+                 "test.ini:4:", "partition_memory", "no partition could ever start");
+}
+END_TEST
+
+START_TEST(duplicate_key_names_first_line)
+{
+    expect_error("[engine]\nseed = 1\nseed = 2\n", "test.ini:3:", "seed", "line 2");
+}
+END_TEST
+
+START_TEST(indented_continuation_is_refused)
+{
+    expect_error("[engine]\nseed = 1\n   2\n", "test.ini:3:", "indented", NULL);
+}
+END_TEST
+
+START_TEST(syntax_error_names_line)
+{
+    expect_error("[engine]\nseed 1\n", "test.ini:2:", "syntax", NULL);
+}
+END_TEST
+
+START_TEST(bad_change_point)
+{
+    expect_error("[workload]\nchange = 600s:gpu_kern=5s\n", "test.ini:2:", "change", "gpu_kernel");
+    expect_error("[workload]\nchange = 600:gpu_kernel=5s\n", "test.ini:2:", "change", NULL);
+}
+END_TEST
+
+START_TEST(device_lists_must_match_devices)
+{
+    expect_error("[engine]\ndevices = 2\n[workload]\ndevice_speed = 1, 2, 3\n", "test.ini:4:",
+                 "device_speed", "3 speeds");
+    expect_error("[engine]\ndevices = 2\ndevice_ids = 0\n", "test.ini:3:", "device_ids", NULL);
+    expect_error("[engine]\ndevices = 2\ndevice_ids = 1, 1\n", "device_ids", "each device once",
+                 NULL);
+}
+END_TEST
+
+START_TEST(bad_pacer_labels)
+{
+    expect_error("[pacer]\nname = ../evil\n", "test.ini:2:", "name", "label");
+    expect_error("[pacer.a/b]\nplugin = fixed\n", "test.ini:1:", "label", NULL);
+    expect_error("[pacer.x]\nplugin = /tmp/x.so\n", "test.ini:2:", "plugin", NULL);
+    expect_error("[ab]\npacers = a, b c\n", "test.ini:2:", "pacers", NULL);
+}
+END_TEST
+
+START_TEST(pacer_sections_keep_keys_with_lines)
+{
+    struct cupace_err err;
+    struct cupace_config *cfg = tu_config("[pacer.fast]\nplugin = proctime\n\ntarget = 2\nkp=1\n",
+                                          &err);
+    struct cupace_pacer_section *s;
+
+    ck_assert_ptr_nonnull(cfg);
+    s = cupace_config_section(cfg, "fast");
+    ck_assert_ptr_nonnull(s);
+    ck_assert_str_eq(s->plugin, "proctime");
+    ck_assert_uint_eq(s->nkv, 2);
+    ck_assert_str_eq(s->kv[0].key, "target");
+    ck_assert_uint_eq(s->kv[0].at.line, 4);
+    ck_assert_str_eq(s->kv[1].value, "1");
+    cupace_config_free(cfg);
+}
+END_TEST
+
+START_TEST(overrides_apply_and_name_themselves)
+{
+    const char *sets[] = { "engine.seed=7", "pacer.greedy.interval=0", "workload.synth_time=1m" };
+    const char *bad[] = { "engine.sede=7" };
+    const char *bad2[] = { "workload.synth_time=12" };
+    struct cupace_err err;
+    const char *file = tu_write("o.ini", "[engine]\nseed = 1\n[pacer.greedy]\nplugin = fixed\n"
+                                         "interval = 5s\n");
+    struct cupace_config *cfg = cupace_config_load(file, sets, 3, &err);
+
+    ck_assert_msg(cfg != NULL, "%s", err.msg);
+    ck_assert_uint_eq(cfg->engine.seed, 7);
+    ck_assert_uint_eq(cfg->workload.synth_ns, 60000000000ULL);
+    ck_assert_str_eq(cupace_config_section(cfg, "greedy")->kv[0].value, "0");
+    cupace_config_free(cfg);
+    ck_assert_ptr_null(cupace_config_load(file, bad, 1, &err));
+    ck_assert_msg(strstr(err.msg, "--set 'engine.sede=7'") && strstr(err.msg, "unknown key"), "%s",
+                  err.msg);
+    ck_assert_ptr_null(cupace_config_load(file, bad2, 1, &err));
+    ck_assert_msg(strstr(err.msg, "synth_time") && strstr(err.msg, "unit"), "%s", err.msg);
+}
+END_TEST
+
+START_TEST(traces_load_sorted)
+{
+    struct cupace_err err;
+    struct cupace_config *cfg;
+
+    tu_write("t.csv", "arrival,partitions,synth_time\n10,2,\n0,3,45s\n# a comment\n5m,1,\n");
+    cfg = tu_config("[workload]\narrival = trace\ntrace = t.csv\n", &err);
+    ck_assert_msg(cfg != NULL, "%s", err.msg);
+    ck_assert_uint_eq(cfg->workload.ntrace_jobs, 3);
+    ck_assert_uint_eq(cfg->workload.trace_jobs[0].arrival_ns, 0);
+    ck_assert_uint_eq(cfg->workload.trace_jobs[0].synth_ns, 45000000000ULL);
+    ck_assert_uint_eq(cfg->workload.trace_jobs[1].arrival_ns, 10000000000ULL);
+    ck_assert_uint_eq(cfg->workload.trace_jobs[2].arrival_ns, 300000000000ULL);
+    ck_assert_uint_eq(cupace_workload_partitions(cfg), 6);
+    cupace_config_free(cfg);
+}
+END_TEST
+
+START_TEST(bad_traces_name_file_line_column)
+{
+    tu_write("b1.csv", "arrival,partitions\n0,2\n1,zero\n");
+    expect_error("[workload]\narrival = trace\ntrace = b1.csv\n", "b1.csv:3:", "partitions", "zero");
+    tu_write("b2.csv", "arrival,parts\n0,2\n");
+    expect_error("[workload]\narrival = trace\ntrace = b2.csv\n", "b2.csv:1:", "parts", NULL);
+    tu_write("b3.csv", "arrival,partitions\n0,2,5\n");
+    expect_error("[workload]\narrival = trace\ntrace = b3.csv\n", "b3.csv:2:", "fields", NULL);
+    expect_error("[workload]\narrival = trace\n", "arrival", "trace = FILE", NULL);
+    expect_error("[workload]\narrival = trace\ntrace = missing.csv\n", "missing.csv", "cannot open",
+                 NULL);
+}
+END_TEST
+
+START_TEST(missing_file_is_named)
+{
+    struct cupace_err err;
+
+    ck_assert_ptr_null(cupace_config_load("no/such/file.ini", NULL, 0, &err));
+    ck_assert_msg(strstr(err.msg, "no/such/file.ini") && strstr(err.msg, "cannot open"), "%s",
+                  err.msg);
+}
+END_TEST
+
+START_TEST(shipped_configs_load)
+{
+    const char *files[] = { "cupace.ini", "scenarios/two-worker-seed.ini",
+                            "scenarios/porep-c2-backlog.ini", "scenarios/bursts.ini",
+                            "scenarios/gpu-throttle.ini", "scenarios/synth-bound.ini",
+                            "scenarios/multi-gpu-hetero.ini" };
+    const char *srcdir = getenv("CUPACE_TEST_SRCDIR");
+    char path[1024];
+
+    for (unsigned i = 0; i < sizeof files / sizeof files[0]; i++) {
+        struct cupace_err err;
+        struct cupace_config *cfg;
+
+        snprintf(path, sizeof path, "%s/../conf/%s", srcdir ? srcdir : ".", files[i]);
+        cfg = cupace_config_load(path, NULL, 0, &err);
+        ck_assert_msg(cfg != NULL, "%s", err.msg);
+        cupace_config_free(cfg);
+    }
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("conf");
+    TCase *ok = tcase_create("accepts"), *bad = tcase_create("refuses");
+
+    tcase_add_test(ok, defaults_follow_the_design);
+    tcase_add_test(ok, the_whole_schema_loads);
+    tcase_add_test(ok, pacer_sections_keep_keys_with_lines);
+    tcase_add_test(ok, overrides_apply_and_name_themselves);
+    tcase_add_test(ok, traces_load_sorted);
+    tcase_add_test(ok, shipped_configs_load);
+    tcase_add_test(bad, unknown_section_names_line);
+    tcase_add_test(bad, unknown_empty_section_is_refused);
+    tcase_add_test(bad, unknown_key_names_key_and_line);
+    tcase_add_test(bad, bare_number_duration_is_refused);
+    tcase_add_test(bad, bad_size_is_refused);
+    tcase_add_test(bad, out_of_range_is_refused);
+    tcase_add_test(bad, overflowing_values_are_refused);
+    tcase_add_test(bad, bad_enum_lists_the_choices);
+    tcase_add_test(bad, release_above_partition_memory);
+    tcase_add_test(bad, partition_above_budget);
+    tcase_add_test(bad, duplicate_key_names_first_line);
+    tcase_add_test(bad, indented_continuation_is_refused);
+    tcase_add_test(bad, syntax_error_names_line);
+    tcase_add_test(bad, bad_change_point);
+    tcase_add_test(bad, device_lists_must_match_devices);
+    tcase_add_test(bad, bad_pacer_labels);
+    tcase_add_test(bad, bad_traces_name_file_line_column);
+    tcase_add_test(bad, missing_file_is_named);
+    suite_add_tcase(s, ok);
+    suite_add_tcase(s, bad);
+    return tu_run(s);
+}

@@ -1,0 +1,346 @@
+/* check_pacer_host.c -- the loader: every kind of bad controller is refused
+ * with its file and reason; instances, params and the search path work; the
+ * ABI's layout is pinned. */
+#include "config.h"
+
+#include <check.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pacer_host.h"
+#include "testutil.h"
+
+static void expect_refused(const char *name, const char *n1, const char *n2)
+{
+    char file[1024];
+    struct cupace_err err = { "" };
+    const struct cupace_pacer *ops = NULL;
+    void *dl = NULL;
+
+    snprintf(file, sizeof file, "%s/%s.so", tu_test_plugins_dir(), name);
+    ck_assert_int_eq(cupace_pacer_open(file, &dl, &ops, &err), -1);
+    ck_assert_ptr_null(dl);
+    ck_assert_msg(strstr(err.msg, file), "file not named: %s", err.msg);
+    ck_assert_msg(strstr(err.msg, n1), "'%s' not in '%s'", n1, err.msg);
+    if (n2)
+        ck_assert_msg(strstr(err.msg, n2), "'%s' not in '%s'", n2, err.msg);
+}
+
+START_TEST(wrong_abi_is_refused)
+{
+    expect_refused("bad_abi", "ABI 2", "rebuild");
+}
+END_TEST
+
+START_TEST(short_size_is_refused)
+{
+    expect_refused("short_size", "24 bytes", "rebuild");
+}
+END_TEST
+
+START_TEST(tiny_symbol_is_refused)
+{
+    expect_refused("tiny_symbol", "4 bytes", NULL);
+}
+END_TEST
+
+START_TEST(missing_op_is_refused)
+{
+    expect_refused("missing_op", "update", "NULL");
+}
+END_TEST
+
+START_TEST(missing_symbol_is_refused)
+{
+    expect_refused("no_symbol", "cupace_pacer_entry", "not a cupace controller");
+}
+END_TEST
+
+START_TEST(not_elf_is_refused)
+{
+    const char *f = tu_write("notelf.so", "this is a text file, not a controller\n");
+    struct cupace_err err;
+    const struct cupace_pacer *ops;
+    void *dl = NULL;
+
+    ck_assert_int_eq(cupace_pacer_open(f, &dl, &ops, &err), -1);
+    ck_assert_msg(strstr(err.msg, f) && strstr(err.msg, "not a shared object"), "%s", err.msg);
+}
+END_TEST
+
+START_TEST(missing_file_is_refused)
+{
+    struct cupace_err err;
+    const struct cupace_pacer *ops;
+    void *dl = NULL;
+
+    ck_assert_int_eq(cupace_pacer_open("nowhere/gone.so", &dl, &ops, &err), -1);
+    ck_assert_msg(strstr(err.msg, "nowhere/gone.so"), "%s", err.msg);
+}
+END_TEST
+
+/* Creates LABEL from an INI text whose [pacer] path is the test plugins. */
+static int make_instance(struct cupace_pacer_instance *inst, const char *ini_body, const char *label,
+                         struct cupace_err *err, struct cupace_config **cfgp)
+{
+    char ini[4096];
+    struct cupace_pacer_path path;
+    struct cupace_config *cfg;
+    int rc;
+
+    {
+        char abs1[1024], abs2[1024];
+        char *r1 = realpath(tu_test_plugins_dir(), abs1), *r2 = realpath(tu_plugins_dir(), abs2);
+        ck_assert_ptr_nonnull(r1);
+        ck_assert_ptr_nonnull(r2);
+        snprintf(ini, sizeof ini, "[pacer]\npath = %s:%s\n%s", abs1, abs2, ini_body);
+    }
+    cfg = tu_config(ini, err);
+    ck_assert_msg(cfg != NULL, "%s", err->msg);
+    cupace_pacer_path_init(&path, cfg);
+    rc = cupace_pacer_instance_create(inst, cfg, &path, label, err);
+    cupace_pacer_path_free(&path);
+    *cfgp = cfg;
+    return rc;
+}
+
+START_TEST(init_failure_gives_reason)
+{
+    struct cupace_pacer_instance inst;
+    struct cupace_err err;
+    struct cupace_config *cfg;
+
+    ck_assert_int_eq(make_instance(&inst, "", "init_fails", &err, &cfg), -1);
+    ck_assert_msg(strstr(err.msg, "init_fails") && strstr(err.msg, "no GPU budget configured"), "%s",
+                  err.msg);
+    cupace_config_free(cfg);
+}
+END_TEST
+
+START_TEST(name_that_is_a_path_opens_nothing)
+{
+    struct cupace_pacer_path path = { NULL, 0 };
+    struct cupace_err err;
+    char file[256] = "";
+
+    cupace_pacer_path_init(&path, NULL);
+    ck_assert_int_eq(cupace_pacer_find(&path, "../plugins/.libs/fixed", file, sizeof file, &err), -1);
+    ck_assert_msg(strstr(err.msg, "not a plain name"), "%s", err.msg);
+    ck_assert_str_eq(file, "");
+    ck_assert_int_eq(cupace_pacer_find(&path, "fixed.so", file, sizeof file, &err), -1);
+    cupace_pacer_path_free(&path);
+}
+END_TEST
+
+START_TEST(missing_controller_lists_the_path)
+{
+    struct cupace_pacer_instance inst;
+    struct cupace_err err;
+    struct cupace_config *cfg;
+
+    ck_assert_int_eq(make_instance(&inst, "", "nosuch", &err, &cfg), -1);
+    ck_assert_msg(strstr(err.msg, "nosuch.so") && strstr(err.msg, "CUPACE_PACER_PATH"), "%s",
+                  err.msg);
+    cupace_config_free(cfg);
+}
+END_TEST
+
+START_TEST(misnamed_file_is_refused)
+{
+    struct cupace_pacer_instance inst;
+    struct cupace_err err;
+    struct cupace_config *cfg;
+
+    ck_assert_int_eq(make_instance(&inst, "", "misnamed", &err, &cfg), -1);
+    ck_assert_msg(strstr(err.msg, "someone_else"), "%s", err.msg);
+    cupace_config_free(cfg);
+}
+END_TEST
+
+START_TEST(unknown_key_is_refused_by_name)
+{
+    struct cupace_pacer_instance inst;
+    struct cupace_err err;
+    struct cupace_config *cfg;
+
+    ck_assert_int_eq(make_instance(&inst, "[pacer.fixed]\ninterval = 1s\nintervall = 2s\n", "fixed",
+                                   &err, &cfg), -1);
+    ck_assert_msg(strstr(err.msg, ":5:") && strstr(err.msg, "intervall") &&
+                  strstr(err.msg, "unknown key"), "%s", err.msg);
+    cupace_config_free(cfg);
+}
+END_TEST
+
+START_TEST(malformed_value_is_named)
+{
+    struct cupace_pacer_instance inst;
+    struct cupace_err err;
+    struct cupace_config *cfg;
+
+    ck_assert_int_eq(make_instance(&inst, "[pacer.fixed]\ninterval = 3\n", "fixed", &err, &cfg), -1);
+    ck_assert_msg(strstr(err.msg, ":4:") && strstr(err.msg, "[pacer.fixed] interval") &&
+                  strstr(err.msg, "unit"), "%s", err.msg);
+    cupace_config_free(cfg);
+}
+END_TEST
+
+START_TEST(instances_have_their_own_keys)
+{
+    struct cupace_pacer_instance a, b;
+    struct cupace_err err;
+    struct cupace_config *cfg, *cfg2;
+    struct cupace_signals s;
+    const char *body = "[pacer.slow]\nplugin = fixed\ninterval = 2s\n"
+                       "[pacer.greedy]\nplugin = fixed\ninterval = 0\n";
+
+    memset(&s, 0, sizeof s);
+    ck_assert_msg(make_instance(&a, body, "slow", &err, &cfg) == 0, "%s", err.msg);
+    ck_assert_msg(make_instance(&b, body, "greedy", &err, &cfg2) == 0, "%s", err.msg);
+    ck_assert_uint_eq(a.ops->interval_ns(a.state, &s), 2000000000ULL);
+    ck_assert_uint_eq(b.ops->interval_ns(b.state, &s), 0);
+    ck_assert_ptr_ne(a.state, b.state);
+    ck_assert_str_eq(a.plugin, "fixed");
+    ck_assert_str_eq(a.label, "slow");
+    cupace_pacer_instance_destroy(&a);
+    cupace_pacer_instance_destroy(&b);
+    cupace_config_free(cfg);
+    cupace_config_free(cfg2);
+}
+END_TEST
+
+START_TEST(fini_runs_and_state_is_zeroed)
+{
+    struct cupace_pacer_instance inst;
+    struct cupace_err err;
+    struct cupace_config *cfg;
+    struct cupace_signals s;
+
+    memset(&s, 0, sizeof s);
+    ck_assert_msg(make_instance(&inst, "[pacer.holdall]\nburst = 3\n", "holdall", &err, &cfg) == 0,
+                  "%s", err.msg);
+    ck_assert_uint_eq(inst.ops->interval_ns(inst.state, &s), 0);
+    s.dispatched = 3;
+    ck_assert_uint_eq(inst.ops->interval_ns(inst.state, &s), CUPACE_PACE_HOLD);
+    cupace_pacer_instance_destroy(&inst);
+    ck_assert_ptr_null(inst.state);
+    cupace_config_free(cfg);
+}
+END_TEST
+
+START_TEST(config_path_comes_before_environment)
+{
+    struct cupace_pacer_path path;
+    struct cupace_err err;
+    struct cupace_config *cfg = tu_config("[pacer]\npath = here : /abs/there\n", &err);
+
+    ck_assert_ptr_nonnull(cfg);
+    setenv("CUPACE_PACER_PATH", "/env/one:/env/two", 1);
+    cupace_pacer_path_init(&path, cfg);
+    ck_assert_uint_ge(path.ndirs, 5);
+    ck_assert_msg(strstr(path.dirs[0], "/here") && strstr(path.dirs[0], tu_dir()), "%s",
+                  path.dirs[0]);
+    ck_assert_str_eq(path.dirs[1], "/abs/there");
+    ck_assert_str_eq(path.dirs[2], "/env/one");
+    ck_assert_str_eq(path.dirs[3], "/env/two");
+    ck_assert_str_eq(path.dirs[4], CUPACE_PACERDIR);
+    cupace_pacer_path_free(&path);
+    unsetenv("CUPACE_PACER_PATH");
+    cupace_config_free(cfg);
+}
+END_TEST
+
+struct seen {
+    int ok, refused, fixed_ok, bad_abi_refused;
+};
+
+static void on_found(void *ctx, const char *file, const struct cupace_pacer *ops, const char *reason,
+                     const char *shadow)
+{
+    struct seen *s = ctx;
+
+    (void)shadow;
+    if (ops) {
+        s->ok++;
+        s->fixed_ok |= strcmp(ops->name, "fixed") == 0;
+    } else {
+        s->refused++;
+        ck_assert_ptr_nonnull(reason);
+        s->bad_abi_refused |= strstr(file, "bad_abi.so") && strstr(reason, "ABI");
+    }
+}
+
+START_TEST(scan_lists_found_and_refused)
+{
+    char abs1[1024], abs2[1024];
+    char *dirs[2];
+    struct cupace_pacer_path path;
+    struct seen seen = { 0, 0, 0, 0 };
+
+    ck_assert_ptr_nonnull(realpath(tu_test_plugins_dir(), abs1));
+    ck_assert_ptr_nonnull(realpath(tu_plugins_dir(), abs2));
+    dirs[0] = abs1;
+    dirs[1] = abs2;
+    path.dirs = dirs;
+    path.ndirs = 2;
+    cupace_pacer_scan(&path, on_found, &seen);
+    ck_assert_int_ge(seen.ok, 5);           /* four shipped + test-only good ones */
+    ck_assert_int_ge(seen.refused, 5);
+    ck_assert(seen.fixed_ok);
+    ck_assert(seen.bad_abi_refused);
+}
+END_TEST
+
+/* The ABI is a contract with code we do not build: pin its layout. */
+START_TEST(abi_layout_is_pinned)
+{
+    ck_assert_uint_eq(CUPACE_PACER_ABI, 1);
+    ck_assert_uint_eq(offsetof(struct cupace_pacer, abi), 0);
+    ck_assert_uint_eq(offsetof(struct cupace_pacer, size), 4);
+    ck_assert_uint_eq(offsetof(struct cupace_pacer, name), 8);
+    ck_assert_uint_eq(offsetof(struct cupace_pacer, summary), 8 + sizeof(void *));
+    ck_assert_uint_eq(offsetof(struct cupace_pacer, state_size), 8 + 2 * sizeof(void *));
+    ck_assert_uint_eq(offsetof(struct cupace_pacer, init), 8 + 3 * sizeof(void *));
+    ck_assert_uint_eq(offsetof(struct cupace_pacer, fini), 8 + 7 * sizeof(void *));
+    ck_assert_uint_eq(sizeof(struct cupace_pacer), 8 + 8 * sizeof(void *));
+    ck_assert_uint_eq(offsetof(struct cupace_signals, now_ns), 0);
+    ck_assert_uint_eq(offsetof(struct cupace_signals, num_devices), 8);
+    ck_assert_uint_eq(offsetof(struct cupace_signals, num_gpu_workers), 12);
+    ck_assert_uint_eq(offsetof(struct cupace_signals, pending), 16);
+    ck_assert_uint_eq(offsetof(struct cupace_signals, gpu_done), 16 + 7 * 8);
+    ck_assert_uint_eq(offsetof(struct cupace_signals, mem_budget), 16 + 12 * 8);
+    ck_assert_uint_eq(sizeof(struct cupace_signals), 16 + 13 * 8);
+    ck_assert_uint_eq(offsetof(struct cupace_params, get), sizeof(void *));
+    ck_assert_uint_eq(sizeof(struct cupace_params), 6 * sizeof(void *));
+    ck_assert_uint_eq(CUPACE_PACE_HOLD, UINT64_MAX);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("pacer_host");
+    TCase *bad = tcase_create("refuses"), *ok = tcase_create("loads");
+
+    tcase_add_test(bad, wrong_abi_is_refused);
+    tcase_add_test(bad, short_size_is_refused);
+    tcase_add_test(bad, tiny_symbol_is_refused);
+    tcase_add_test(bad, missing_op_is_refused);
+    tcase_add_test(bad, missing_symbol_is_refused);
+    tcase_add_test(bad, not_elf_is_refused);
+    tcase_add_test(bad, missing_file_is_refused);
+    tcase_add_test(bad, init_failure_gives_reason);
+    tcase_add_test(bad, name_that_is_a_path_opens_nothing);
+    tcase_add_test(bad, missing_controller_lists_the_path);
+    tcase_add_test(bad, misnamed_file_is_refused);
+    tcase_add_test(bad, unknown_key_is_refused_by_name);
+    tcase_add_test(bad, malformed_value_is_named);
+    tcase_add_test(ok, instances_have_their_own_keys);
+    tcase_add_test(ok, fini_runs_and_state_is_zeroed);
+    tcase_add_test(ok, config_path_comes_before_environment);
+    tcase_add_test(ok, scan_lists_found_and_refused);
+    tcase_add_test(ok, abi_layout_is_pinned);
+    suite_add_tcase(s, bad);
+    suite_add_tcase(s, ok);
+    return tu_run(s);
+}

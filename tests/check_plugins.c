@@ -1,0 +1,394 @@
+/* check_plugins.c -- the shipped controllers' math, driven by synthetic
+ * signal sequences through the real .so files and the real loader. */
+#include "config.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pacer_host.h"
+#include "testutil.h"
+
+struct ctl {
+    struct cupace_config *cfg;
+    struct cupace_pacer_instance inst;
+};
+
+static void ctl_open(struct ctl *c, const char *label, const char *body)
+{
+    char abs[1024], ini[4096];
+    struct cupace_pacer_path path;
+    struct cupace_err err;
+
+    ck_assert_ptr_nonnull(realpath(tu_plugins_dir(), abs));
+    snprintf(ini, sizeof ini, "[pacer]\npath = %s\n%s", abs, body);
+    c->cfg = tu_config(ini, &err);
+    ck_assert_msg(c->cfg != NULL, "%s", err.msg);
+    cupace_pacer_path_init(&path, c->cfg);
+    ck_assert_msg(cupace_pacer_instance_create(&c->inst, c->cfg, &path, label, &err) == 0, "%s",
+                  err.msg);
+    cupace_pacer_path_free(&path);
+}
+
+static int ctl_refused(const char *label, const char *body, const char *needle)
+{
+    char abs[1024], ini[4096];
+    struct cupace_pacer_path path;
+    struct cupace_pacer_instance inst;
+    struct cupace_err err;
+    struct cupace_config *cfg;
+    int rc;
+
+    ck_assert_ptr_nonnull(realpath(tu_plugins_dir(), abs));
+    snprintf(ini, sizeof ini, "[pacer]\npath = %s\n%s", abs, body);
+    cfg = tu_config(ini, &err);
+    ck_assert_ptr_nonnull(cfg);
+    cupace_pacer_path_init(&path, cfg);
+    rc = cupace_pacer_instance_create(&inst, cfg, &path, label, &err);
+    cupace_pacer_path_free(&path);
+    cupace_config_free(cfg);
+    ck_assert_msg(rc < 0 && strstr(err.msg, needle), "rc %d, '%s' not in '%s'", rc, needle, err.msg);
+    return 1;
+}
+
+static void ctl_close(struct ctl *c)
+{
+    cupace_pacer_instance_destroy(&c->inst);
+    cupace_config_free(c->cfg);
+}
+
+static void update(struct ctl *c, const struct cupace_signals *s)
+{
+    c->inst.ops->update(c->inst.state, s);
+}
+
+static uint64_t interval(struct ctl *c, const struct cupace_signals *s)
+{
+    return c->inst.ops->interval_ns(c->inst.state, s);
+}
+
+/* The value of KEY in the controller's describe() string. */
+static double described(struct ctl *c, const char *key)
+{
+    char buf[512], pat[64];
+    const char *p;
+
+    cupace_pacer_instance_describe(&c->inst, buf, sizeof buf);
+    snprintf(pat, sizeof pat, "%s=", key);
+    p = strstr(buf, pat);
+    ck_assert_msg(p != NULL, "no %s in '%s'", key, buf);
+    return atof(p + strlen(pat));
+}
+
+/* A steady pipeline: two workers each taking PROC ns, synthesis SYNTH ns,
+ * the queue held at WAITING; one completion every PROC/2. */
+static void steady(struct ctl *c, struct cupace_signals *s, unsigned steps, double proc,
+                   double synth, uint64_t waiting)
+{
+    for (unsigned i = 0; i < steps; i++) {
+        s->now_ns += (uint64_t)(proc / 2);
+        s->gpu_done++;
+        s->gpu_ns_total += (uint64_t)proc;
+        s->synth_done++;
+        s->synth_ns_total += (uint64_t)synth;
+        s->waiting = waiting;
+        s->dispatched = s->gpu_done + s->in_synthesis + s->waiting + s->gpu_busy_workers;
+        update(c, s);
+    }
+}
+
+static void init_signals(struct cupace_signals *s, unsigned workers)
+{
+    memset(s, 0, sizeof *s);
+    s->num_devices = 1;
+    s->num_gpu_workers = workers;
+    s->pending = 1000;
+    s->mem_budget = 1ULL << 40;
+}
+
+START_TEST(proctime_two_workers_converge_to_half_the_processing_time)
+{
+    struct ctl c;
+    struct cupace_signals s;
+
+    ctl_open(&c, "proctime", "[pacer.proctime]\ntarget = 3\n");
+    init_signals(&s, 2);
+    s.in_synthesis = 50;        /* 30 s of synthesis / 0.6 s: the pipeline is full */
+    s.gpu_busy_workers = 2;
+    steady(&c, &s, 200, 1.2e9, 30e9, 3);
+    ck_assert_msg(fabs((double)interval(&c, &s) - 0.6e9) < 0.006e9, "interval %llu",
+                  (unsigned long long)interval(&c, &s));
+    ck_assert_double_eq_tol(described(&c, "proc_s"), 1.2, 1e-6);
+    ctl_close(&c);
+}
+END_TEST
+
+START_TEST(proctime_idle_gap_keeps_the_estimate)
+{
+    struct ctl c;
+    struct cupace_signals s;
+    double before;
+    uint64_t iv;
+
+    ctl_open(&c, "proctime", "");
+    init_signals(&s, 2);
+    s.in_synthesis = 50;
+    steady(&c, &s, 100, 1.2e9, 30e9, 3);
+    before = described(&c, "proc_s");
+    iv = interval(&c, &s);
+    /* ten idle minutes: nothing pending, nothing completes */
+    s.pending = 0;
+    s.waiting = 0;
+    for (int i = 0; i < 10; i++) {
+        s.now_ns += 60000000000ULL;
+        update(&c, &s);
+    }
+    ck_assert_double_eq(described(&c, "proc_s"), before);
+    s.pending = 100;
+    s.waiting = 3;
+    ck_assert_uint_eq(interval(&c, &s), iv);
+    ctl_close(&c);
+}
+END_TEST
+
+START_TEST(proctime_failures_do_not_feed_the_estimate)
+{
+    struct ctl c;
+    struct cupace_signals s;
+
+    ctl_open(&c, "proctime", "");
+    init_signals(&s, 2);
+    s.in_synthesis = 50;
+    steady(&c, &s, 50, 1.2e9, 30e9, 3);
+    for (int i = 0; i < 20; i++) {      /* failures: no ns, no completions */
+        s.now_ns += 100000000ULL;
+        s.failed++;
+        update(&c, &s);
+    }
+    ck_assert_double_eq_tol(described(&c, "proc_s"), 1.2, 1e-6);
+    ctl_close(&c);
+}
+END_TEST
+
+START_TEST(proctime_bootstrap_fills_until_a_completion)
+{
+    struct ctl c;
+    struct cupace_signals s;
+
+    ctl_open(&c, "proctime", "");
+    init_signals(&s, 8);
+    for (int i = 0; i < 40; i++) {
+        s.dispatched++;
+        s.in_synthesis++;
+        s.now_ns += 1000;
+        update(&c, &s);
+        ck_assert_uint_eq(interval(&c, &s), 0);
+    }
+    ctl_close(&c);
+}
+END_TEST
+
+START_TEST(proctime_pi_speeds_up_on_an_empty_queue_and_slows_on_a_deep_one)
+{
+    struct ctl c;
+    struct cupace_signals s;
+    uint64_t empty, deep;
+
+    ctl_open(&c, "proctime", "[pacer.proctime]\nki = 0\n");
+    init_signals(&s, 2);
+    s.in_synthesis = 80;        /* no fill deficit in either case */
+    steady(&c, &s, 50, 1.2e9, 30e9, 3);
+    s.waiting = 0;
+    empty = interval(&c, &s);
+    s.waiting = 12;
+    deep = interval(&c, &s);
+    ck_assert_msg(empty < 600000000ULL && deep > 600000000ULL, "empty %llu deep %llu",
+                  (unsigned long long)empty, (unsigned long long)deep);
+    /* kp = 0.5, e = 1: 0.6 / 1.5 = 0.4 s */
+    ck_assert_msg(llabs((long long)empty - 400000000LL) < 5000000, "%llu", (unsigned long long)empty);
+    ctl_close(&c);
+}
+END_TEST
+
+START_TEST(proctime_integral_is_frozen_while_nothing_is_pending)
+{
+    struct ctl c;
+    struct cupace_signals s;
+    double before;
+
+    ctl_open(&c, "proctime", "");
+    init_signals(&s, 2);
+    s.in_synthesis = 50;
+    steady(&c, &s, 20, 1.2e9, 30e9, 3);
+    before = described(&c, "integral");
+    s.pending = 0;
+    s.waiting = 0;
+    s.now_ns += 3600000000000ULL;
+    update(&c, &s);
+    ck_assert_double_eq(described(&c, "integral"), before);
+    ctl_close(&c);
+}
+END_TEST
+
+START_TEST(proctime_fills_a_drained_pipeline_faster_than_the_gpu_rate)
+{
+    struct ctl c;
+    struct cupace_signals s;
+    uint64_t full, drained;
+
+    ctl_open(&c, "proctime", "[pacer.proctime]\nki = 0\n");
+    init_signals(&s, 2);
+    s.in_synthesis = 50;
+    steady(&c, &s, 50, 1.2e9, 30e9, 3);
+    full = interval(&c, &s);
+    s.in_synthesis = 0;         /* after an idle gap: nothing in flight */
+    s.waiting = 3;
+    drained = interval(&c, &s);
+    ck_assert_msg(drained * 2 <= full + 1000, "drained %llu full %llu", (unsigned long long)drained,
+                  (unsigned long long)full);
+    ctl_close(&c);
+}
+END_TEST
+
+START_TEST(proctime_clamps_to_min_and_max)
+{
+    struct ctl c;
+    struct cupace_signals s;
+
+    ctl_open(&c, "proctime", "[pacer.proctime]\nmin_interval = 1s\nmax_interval = 2s\n");
+    init_signals(&s, 2);
+    ck_assert_uint_eq(interval(&c, &s), 1000000000ULL);    /* bootstrap: min_interval */
+    s.in_synthesis = 50;
+    steady(&c, &s, 50, 1.2e9, 30e9, 3);
+    ck_assert_uint_eq(interval(&c, &s), 1000000000ULL);
+    steady(&c, &s, 100, 10e9, 30e9, 30);
+    ck_assert_uint_eq(interval(&c, &s), 2000000000ULL);
+    ctl_close(&c);
+}
+END_TEST
+
+START_TEST(intercompletion_require_waiting_never_samples_an_empty_queue)
+{
+    struct ctl c;
+    struct cupace_signals s;
+
+    ctl_open(&c, "stale", "[pacer.stale]\nplugin = intercompletion\nrequire_waiting = yes\n"
+                          "target = 4\n");
+    init_signals(&s, 2);
+    s.gpu_busy_workers = 2;
+    for (int i = 0; i < 100; i++) {
+        s.now_ns += 600000000ULL;
+        s.gpu_done++;
+        s.dispatched = s.gpu_done + 2;
+        s.waiting = 0;
+        update(&c, &s);
+    }
+    ck_assert_double_eq(described(&c, "samples"), 0);
+    ck_assert_double_eq(described(&c, "skipped"), 99);
+    /* still bootstrapping: `target` in flight, then hold */
+    ck_assert_uint_eq(interval(&c, &s), 0);
+    s.dispatched = s.gpu_done + 4;
+    ck_assert_uint_eq(interval(&c, &s), CUPACE_PACE_HOLD);
+    ctl_close(&c);
+}
+END_TEST
+
+START_TEST(intercompletion_learns_the_gap_between_completions)
+{
+    struct ctl c;
+    struct cupace_signals s;
+
+    ctl_open(&c, "intercompletion", "[pacer.intercompletion]\ntarget = 2\n");
+    init_signals(&s, 2);
+    for (int i = 0; i < 100; i++) {
+        s.now_ns += 500000000ULL;
+        s.gpu_done++;
+        s.waiting = 2;
+        update(&c, &s);
+    }
+    ck_assert_double_eq_tol(described(&c, "gap_s"), 0.5, 1e-9);
+    ck_assert_msg(llabs((long long)interval(&c, &s) - 500000000LL) < 1000000, "%llu",
+                  (unsigned long long)interval(&c, &s));
+    /* and an idle gap is taken for a slow GPU: the baseline's flaw */
+    s.now_ns += 300000000000ULL;
+    s.gpu_done++;
+    update(&c, &s);
+    ck_assert_msg(described(&c, "gap_s") > 50, "%f", described(&c, "gap_s"));
+    ctl_close(&c);
+}
+END_TEST
+
+START_TEST(window_holds_exactly_window_in_flight)
+{
+    struct ctl c;
+    struct cupace_signals s;
+
+    ctl_open(&c, "window", "[pacer.window]\nwindow = 4\n");
+    init_signals(&s, 2);
+    for (uint64_t d = 0; d < 4; d++) {
+        s.dispatched = d;
+        ck_assert_uint_eq(interval(&c, &s), 0);
+    }
+    s.dispatched = 4;
+    ck_assert_uint_eq(interval(&c, &s), CUPACE_PACE_HOLD);
+    s.gpu_done = 1;
+    ck_assert_uint_eq(interval(&c, &s), 0);
+    s.dispatched = 5;
+    ck_assert_uint_eq(interval(&c, &s), CUPACE_PACE_HOLD);
+    s.failed = 1;               /* a failure frees its place too */
+    ck_assert_uint_eq(interval(&c, &s), 0);
+    ctl_close(&c);
+}
+END_TEST
+
+START_TEST(fixed_returns_its_interval)
+{
+    struct ctl c;
+    struct cupace_signals s;
+
+    ctl_open(&c, "slow", "[pacer.slow]\nplugin = fixed\ninterval = 250ms\n");
+    init_signals(&s, 2);
+    ck_assert_uint_eq(interval(&c, &s), 250000000ULL);
+    ctl_close(&c);
+    ctl_open(&c, "fixed", "");
+    ck_assert_uint_eq(interval(&c, &s), 0);
+    ctl_close(&c);
+}
+END_TEST
+
+START_TEST(controllers_refuse_bad_parameters)
+{
+    ctl_refused("proctime", "[pacer.proctime]\nalpha = 2\n", "alpha");
+    ctl_refused("proctime", "[pacer.proctime]\ntarget = 0\n", "target");
+    ctl_refused("proctime", "[pacer.proctime]\nmin_interval = 5s\nmax_interval = 1s\n",
+                "min_interval");
+    ctl_refused("window", "[pacer.window]\nwindow = 0\n", "window");
+    ctl_refused("intercompletion", "[pacer.intercompletion]\nrequire_waiting = sometimes\n",
+                "require_waiting");
+    ctl_refused("window", "[pacer.window]\nwindow = 4\ntarget = 3\n", "target");
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("plugins");
+    TCase *tc = tcase_create("math");
+
+    tcase_add_test(tc, proctime_two_workers_converge_to_half_the_processing_time);
+    tcase_add_test(tc, proctime_idle_gap_keeps_the_estimate);
+    tcase_add_test(tc, proctime_failures_do_not_feed_the_estimate);
+    tcase_add_test(tc, proctime_bootstrap_fills_until_a_completion);
+    tcase_add_test(tc, proctime_pi_speeds_up_on_an_empty_queue_and_slows_on_a_deep_one);
+    tcase_add_test(tc, proctime_integral_is_frozen_while_nothing_is_pending);
+    tcase_add_test(tc, proctime_fills_a_drained_pipeline_faster_than_the_gpu_rate);
+    tcase_add_test(tc, proctime_clamps_to_min_and_max);
+    tcase_add_test(tc, intercompletion_require_waiting_never_samples_an_empty_queue);
+    tcase_add_test(tc, intercompletion_learns_the_gap_between_completions);
+    tcase_add_test(tc, window_holds_exactly_window_in_flight);
+    tcase_add_test(tc, fixed_returns_its_interval);
+    tcase_add_test(tc, controllers_refuse_bad_parameters);
+    suite_add_tcase(s, tc);
+    return tu_run(s);
+}

@@ -1,0 +1,155 @@
+/* check_units.c -- the parsers of durations, sizes, numbers and booleans. */
+#include "config.h"
+
+#include <check.h>
+#include <stdint.h>
+
+#include "testutil.h"
+#include "units.h"
+
+START_TEST(durations_take_every_unit)
+{
+    uint64_t v;
+    const char *why;
+
+    ck_assert_int_eq(cupace_parse_duration("250ms", &v, &why), 0);
+    ck_assert_uint_eq(v, 250000000ULL);
+    ck_assert_int_eq(cupace_parse_duration("3s", &v, &why), 0);
+    ck_assert_uint_eq(v, 3000000000ULL);
+    ck_assert_int_eq(cupace_parse_duration("0.8s", &v, &why), 0);
+    ck_assert_uint_eq(v, 800000000ULL);
+    ck_assert_int_eq(cupace_parse_duration("15m", &v, &why), 0);
+    ck_assert_uint_eq(v, 900000000000ULL);
+    ck_assert_int_eq(cupace_parse_duration("2h", &v, &why), 0);
+    ck_assert_uint_eq(v, 7200000000000ULL);
+    ck_assert_int_eq(cupace_parse_duration("7us", &v, &why), 0);
+    ck_assert_uint_eq(v, 7000ULL);
+    ck_assert_int_eq(cupace_parse_duration(" 12 ns ", &v, &why), 0);
+    ck_assert_uint_eq(v, 12ULL);
+}
+END_TEST
+
+START_TEST(durations_need_a_unit_except_zero)
+{
+    uint64_t v = 99;
+    const char *why = NULL;
+
+    ck_assert_int_eq(cupace_parse_duration("30", &v, &why), -1);
+    ck_assert_ptr_nonnull(why);
+    ck_assert_uint_eq(v, 99);
+    ck_assert_int_eq(cupace_parse_duration("0", &v, &why), 0);
+    ck_assert_uint_eq(v, 0);
+    ck_assert_int_eq(cupace_parse_duration("-1s", &v, &why), -1);
+    ck_assert_int_eq(cupace_parse_duration("1x", &v, &why), -1);
+    ck_assert_int_eq(cupace_parse_duration("1s2", &v, &why), -1);
+    ck_assert_int_eq(cupace_parse_duration("0x10s", &v, &why), -1);
+    ck_assert_int_eq(cupace_parse_duration("1e3s", &v, &why), -1);
+    ck_assert_int_eq(cupace_parse_duration("", &v, &why), -1);
+}
+END_TEST
+
+START_TEST(overflow_is_refused)
+{
+    uint64_t v;
+    const char *why;
+
+    ck_assert_int_eq(cupace_parse_duration("20000000000h", &v, &why), -1);
+    ck_assert_int_eq(cupace_parse_size("99999999TiB", &v, &why), -1);
+    ck_assert_int_eq(cupace_parse_u64("18446744073709551616", &v, &why), -1);
+    ck_assert_int_eq(cupace_parse_u64("18446744073709551615", &v, &why), 0);
+    ck_assert_uint_eq(v, UINT64_MAX);
+}
+END_TEST
+
+START_TEST(sizes_are_binary)
+{
+    uint64_t v;
+    const char *why;
+
+    ck_assert_int_eq(cupace_parse_size("14GiB", &v, &why), 0);
+    ck_assert_uint_eq(v, 14ULL << 30);
+    ck_assert_int_eq(cupace_parse_size("1.5KiB", &v, &why), 0);
+    ck_assert_uint_eq(v, 1536);
+    ck_assert_int_eq(cupace_parse_size("2TiB", &v, &why), 0);
+    ck_assert_uint_eq(v, 2ULL << 40);
+    ck_assert_int_eq(cupace_parse_size("14GB", &v, &why), -1);
+    ck_assert_int_eq(cupace_parse_size("14", &v, &why), -1);
+    ck_assert_int_eq(cupace_parse_size("14gib", &v, &why), -1);
+}
+END_TEST
+
+START_TEST(booleans_take_four_spellings)
+{
+    const char *yes[] = { "yes", "true", "on", "1", "YES" }, *no[] = { "no", "false", "off", "0" };
+    const char *why;
+    int b;
+
+    for (unsigned i = 0; i < 5; i++) {
+        b = 0;
+        ck_assert_int_eq(cupace_parse_bool(yes[i], &b, &why), 0);
+        ck_assert_int_eq(b, 1);
+    }
+    for (unsigned i = 0; i < 4; i++) {
+        b = 1;
+        ck_assert_int_eq(cupace_parse_bool(no[i], &b, &why), 0);
+        ck_assert_int_eq(b, 0);
+    }
+    ck_assert_int_eq(cupace_parse_bool("maybe", &b, &why), -1);
+    ck_assert_int_eq(cupace_parse_bool("yes please", &b, &why), -1);
+}
+END_TEST
+
+START_TEST(numbers_are_strict)
+{
+    double d;
+    uint64_t u;
+    const char *why;
+
+    ck_assert_int_eq(cupace_parse_f64("0.5", &d, &why), 0);
+    ck_assert_double_eq(d, 0.5);
+    ck_assert_int_eq(cupace_parse_f64("1e-3", &d, &why), 0);
+    ck_assert_int_eq(cupace_parse_f64("nan", &d, &why), -1);
+    ck_assert_int_eq(cupace_parse_f64("inf", &d, &why), -1);
+    ck_assert_int_eq(cupace_parse_f64("0.5x", &d, &why), -1);
+    ck_assert_int_eq(cupace_parse_u64("12", &u, &why), 0);
+    ck_assert_int_eq(cupace_parse_u64("-12", &u, &why), -1);
+    ck_assert_int_eq(cupace_parse_u64("1.5", &u, &why), -1);
+}
+END_TEST
+
+START_TEST(identifiers_exclude_paths)
+{
+    ck_assert(cupace_is_identifier("proctime"));
+    ck_assert(cupace_is_identifier("my-pacer_2"));
+    ck_assert(!cupace_is_identifier("../evil"));
+    ck_assert(!cupace_is_identifier("/tmp/x"));
+    ck_assert(!cupace_is_identifier("a.so"));
+    ck_assert(!cupace_is_identifier(""));
+    ck_assert(!cupace_is_identifier("a b"));
+}
+END_TEST
+
+START_TEST(saturating_add_never_wraps)
+{
+    ck_assert_uint_eq(cupace_sat_add(UINT64_MAX - 1, 5), UINT64_MAX);
+    ck_assert_uint_eq(cupace_sat_add(3, 4), 7);
+    ck_assert_uint_eq(cupace_sat_add(0, UINT64_MAX), UINT64_MAX);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("units");
+    TCase *tc = tcase_create("parse");
+
+    tcase_add_test(tc, durations_take_every_unit);
+    tcase_add_test(tc, durations_need_a_unit_except_zero);
+    tcase_add_test(tc, overflow_is_refused);
+    tcase_add_test(tc, sizes_are_binary);
+    tcase_add_test(tc, booleans_take_four_spellings);
+    tcase_add_test(tc, numbers_are_strict);
+    tcase_add_test(tc, identifiers_exclude_paths);
+    tcase_add_test(tc, saturating_add_never_wraps);
+    suite_add_tcase(s, tc);
+    return tu_run(s);
+}

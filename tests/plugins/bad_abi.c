@@ -1,0 +1,9 @@
+/* Test-only controller: built for a future ABI. */
+#include "cupace/pacer.h"
+static int i_(void *s, const struct cupace_params *p, char *e, size_t n) { (void)s; (void)p; (void)e; (void)n; return 0; }
+static void u_(void *s, const struct cupace_signals *g) { (void)s; (void)g; }
+static uint64_t v_(void *s, const struct cupace_signals *g) { (void)s; (void)g; return 0; }
+const struct cupace_pacer cupace_pacer_entry = {
+    .abi = CUPACE_PACER_ABI + 1, .size = sizeof(struct cupace_pacer), .name = "bad_abi",
+    .init = i_, .update = u_, .interval_ns = v_,
+};

@@ -1,0 +1,8 @@
+/* Test-only controller: no update op. */
+#include "cupace/pacer.h"
+static int i_(void *s, const struct cupace_params *p, char *e, size_t n) { (void)s; (void)p; (void)e; (void)n; return 0; }
+static uint64_t v_(void *s, const struct cupace_signals *g) { (void)s; (void)g; return 0; }
+const struct cupace_pacer cupace_pacer_entry = {
+    .abi = CUPACE_PACER_ABI, .size = sizeof(struct cupace_pacer), .name = "missing_op",
+    .init = i_, .interval_ns = v_,
+};

@@ -1,0 +1,30 @@
+/*
+ * testutil.h -- helpers shared by the Check suites: scratch files inside the
+ * build tree (make check writes nothing outside it), and configs from text.
+ */
+#ifndef CUPACE_TESTUTIL_H
+#define CUPACE_TESTUTIL_H
+
+#include <check.h>
+
+#include "conf.h"
+#include "error.h"
+
+/* Writes CONTENT to NAME in this process's scratch folder; returns the path
+ * (malloc'd, freed at exit). */
+const char *tu_write(const char *name, const char *content);
+
+/* The scratch folder itself (created on first use). */
+const char *tu_dir(void);
+
+/* Loads INI text as a config file; NULL with err set on failure. */
+struct cupace_config *tu_config(const char *ini, struct cupace_err *err);
+
+/* Folders of the shipped controllers and of the test-only ones. */
+const char *tu_plugins_dir(void);
+const char *tu_test_plugins_dir(void);
+
+/* Runs a suite; returns the exit status for main. */
+int tu_run(Suite *s);
+
+#endif
