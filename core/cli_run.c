@@ -1,15 +1,185 @@
 /*
- * cli_run.c -- `cupace run` and `cupace ab`.
+ * cli_run.c -- `cupace run` and `cupace ab`: load the config, check every
+ * controller before running any, run each on the same workload, report.
  */
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "pacer_host.h"
+#include "realtime.h"
+#include "report.h"
+#include "sim.h"
+
+static FILE *open_out(const char *file, const char *what)
+{
+    FILE *fp = strcmp(file, "-") == 0 ? stdout : fopen(file, "w");
+
+    if (!fp)
+        fprintf(stderr, "cupace: %s %s: cannot write: ", what, file), perror(NULL);
+    return fp;
+}
+
+static int close_out(FILE *fp, const char *file, const char *what)
+{
+    int bad = ferror(fp);
+
+    if (fp == stdout)
+        bad |= fflush(fp) != 0;
+    else
+        bad |= fclose(fp) != 0;
+    if (bad)
+        fprintf(stderr, "cupace: %s %s: write failed\n", what, file);
+    return bad ? -1 : 0;
+}
+
+static int write_reports(const struct cupace_cli *cli, const struct cupace_report_meta *meta,
+                         const struct cupace_result *res, size_t n)
+{
+    struct cupace_err err;
+    FILE *fp;
+
+    if (cli->json) {
+        if (!(fp = open_out(cli->json, "--json")))
+            return -1;
+        cupace_report_json(fp, meta, res, n);
+        if (close_out(fp, cli->json, "--json") < 0)
+            return -1;
+    }
+    if (cli->csv) {
+        if (!(fp = open_out(cli->csv, "--csv")))
+            return -1;
+        cupace_report_csv(fp, res, n);
+        if (close_out(fp, cli->csv, "--csv") < 0)
+            return -1;
+    }
+    if (cli->plot && cupace_report_plot(cli->plot, meta, res, n, &err) < 0) {
+        fprintf(stderr, "cupace: %s\n", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+/* Runs one controller; 0, or -1 with err set when it could not run. */
+static int run_one(struct cupace_config *cfg, const char *label, const struct cupace_run_opts *opts,
+                   const struct cupace_cli *cli, struct cupace_result *res, struct cupace_err *err)
+{
+    struct cupace_pacer_path path;
+    struct cupace_pacer_instance inst;
+    int rc;
+
+    cupace_pacer_path_init(&path, cfg);
+    rc = cupace_pacer_instance_create(&inst, cfg, &path, label, err);
+    cupace_pacer_path_free(&path);
+    if (rc < 0)
+        return -1;
+    if (cfg->engine.mode == CUPACE_MODE_SIM)
+        rc = cupace_simulate(cfg, &inst, opts, res, err);
+    else
+        rc = cupace_realtime(cfg, &inst, opts, cli->quiet, res, err);
+    cupace_pacer_instance_destroy(&inst);
+    return rc;
+}
+
+static int choose_labels(const struct cupace_cli *cli, struct cupace_config *cfg, int ab,
+                         const char **labels, size_t *n)
+{
+    *n = 0;
+    if (cli->npacers) {
+        if (!ab && cli->npacers > 1)
+            return cupace_cli_usage_error("run takes one --pacer; ab compares several");
+        for (size_t i = 0; i < cli->npacers; i++)
+            labels[(*n)++] = cli->pacers[i];
+    } else if (ab) {
+        for (size_t i = 0; i < cfg->nab; i++)
+            labels[(*n)++] = cfg->ab[i];
+    } else {
+        labels[(*n)++] = cfg->pacer_name;
+    }
+    return 0;
+}
+
+static int exit_code(const struct cupace_result *res, size_t n, int interrupted)
+{
+    int failed = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        if (res[i].stalled)
+            fprintf(stderr, "cupace: %s\n", res[i].stall_reason);
+        if (!res[i].invariants_ok)
+            fprintf(stderr, "cupace: %s: an invariant broke (partitions or memory do not add up)\n",
+                    res[i].label);
+        if (res[i].failed)
+            fprintf(stderr, "cupace: %s: %llu partitions failed (%llu jobs)\n", res[i].label,
+                    (unsigned long long)res[i].failed, (unsigned long long)res[i].jobs_failed);
+        failed |= res[i].stalled || !res[i].invariants_ok || res[i].failed;
+    }
+    if (interrupted)
+        return CUPACE_EXIT_INTERRUPTED;
+    return failed ? CUPACE_EXIT_FAILED : CUPACE_EXIT_OK;
+}
 
 int cupace_cli_run(struct cupace_cli *cli, int ab)
 {
-    (void)cli;
-    fprintf(stderr, "cupace: %s: not built yet (the simulator lands next)\n", ab ? "ab" : "run");
-    return CUPACE_EXIT_USAGE;
+    const char *labels[CUPACE_CLI_MAX];
+    struct cupace_config *cfg;
+    struct cupace_result *res;
+    struct cupace_err err;
+    struct cupace_run_opts opts = { 0, 1000000000ULL };
+    struct cupace_report_meta meta;
+    size_t n, done = 0;
+    int rc = CUPACE_EXIT_OK, to_stdout, interrupted = 0;
+
+    if (cli->nargs != 1)
+        return cupace_cli_usage_error(ab ? "ab takes one CONFIG" : "run takes at most one CONFIG");
+    cfg = cupace_config_load(cli->args[0], cli->sets, cli->nsets, &err);
+    if (!cfg) {
+        fprintf(stderr, "cupace: %s\n", err.msg);
+        return CUPACE_EXIT_USAGE;
+    }
+    if (choose_labels(cli, cfg, ab, labels, &n) != 0 ||
+        cupace_cli_check_pacers(cfg, labels, n, &err) < 0) {
+        if (n && err.msg[0])
+            fprintf(stderr, "cupace: %s\n", err.msg);
+        cupace_config_free(cfg);
+        return CUPACE_EXIT_USAGE;
+    }
+    opts.record_series = cli->csv || cli->plot;
+    res = calloc(n, sizeof *res);
+    if (!res) {
+        cupace_config_free(cfg);
+        return CUPACE_EXIT_USAGE;
+    }
+    for (; done < n && !interrupted; done++) {
+        if (run_one(cfg, labels[done], &opts, cli, &res[done], &err) < 0) {
+            fprintf(stderr, "cupace: %s\n", err.msg);
+            rc = CUPACE_EXIT_USAGE;
+            break;
+        }
+        interrupted = res[done].interrupted;
+    }
+    if (rc == CUPACE_EXIT_OK) {
+        to_stdout = (cli->json && strcmp(cli->json, "-") == 0) ||
+                    (cli->csv && strcmp(cli->csv, "-") == 0);
+        if (!cli->quiet)
+            cupace_report_table(to_stdout ? stderr : stdout, res, done,
+                                isatty(fileno(to_stdout ? stderr : stdout)) && !getenv("NO_COLOR"));
+        meta.config = cfg->path;
+        meta.mode = cfg->engine.mode == CUPACE_MODE_SIM ? "sim" : "realtime";
+        meta.seed = cfg->engine.seed;
+        meta.interrupted = interrupted;
+        if (write_reports(cli, &meta, res, done) < 0)
+            rc = CUPACE_EXIT_USAGE;
+        else
+            rc = exit_code(res, done, interrupted);
+    }
+    for (size_t i = 0; i < n; i++)
+        cupace_result_free(&res[i]);
+    free(res);
+    cupace_config_free(cfg);
+    return rc;
 }

@@ -59,7 +59,8 @@ static void ic_update(void *state, const struct cupace_signals *s)
         st->have_last = 1;
         st->last_done = s->gpu_done;
     }
-    pace_pi_advance(&st->pi, s, st->have_gap && s->pending > 0);
+    pace_pi_advance(&st->pi, s->now_ns, pace_pi_error(&st->pi, (double)s->waiting),
+                    st->have_gap && s->pending > 0);
 }
 
 static uint64_t ic_interval(void *state, const struct cupace_signals *s)
@@ -68,7 +69,8 @@ static uint64_t ic_interval(void *state, const struct cupace_signals *s)
 
     if (!st->have_gap)
         return st->last_interval = (double)in_flight(s) < st->pi.target ? 0 : CUPACE_PACE_HOLD;
-    return st->last_interval = pace_clamp_ns(pace_pi_apply(&st->pi, s, st->gap_ns), 0,
+    return st->last_interval = pace_clamp_ns(pace_pi_apply(&st->pi, pace_pi_error(&st->pi, (double)s->waiting),
+                                                          st->gap_ns), 0,
                                              3600000000000ULL);
 }
 

@@ -37,26 +37,28 @@ static inline double pace_ema(double old, double sample, double alpha, int first
     return first ? sample : alpha * sample + (1.0 - alpha) * old;
 }
 
-static inline double pace_pi_error(const struct pace_pi *pi, const struct cupace_signals *s)
+/* The normalised error of a queue depth (or a projected one) against target. */
+static inline double pace_pi_error(const struct pace_pi *pi, double depth)
 {
-    return (pi->target - (double)s->waiting) / pi->target;
+    return (pi->target - depth) / pi->target;
 }
 
-/* Advances the integral to now; `active` is 0 while nothing can be dispatched. */
-static inline void pace_pi_advance(struct pace_pi *pi, const struct cupace_signals *s, int active)
+/* Advances the integral to now with error e; `active` is 0 while nothing can
+ * be dispatched (the integral is then frozen: no wind-up in idle gaps). */
+static inline void pace_pi_advance(struct pace_pi *pi, uint64_t now, double e, int active)
 {
     double dt, hi, lo;
 
-    if (!pi->started || s->now_ns < pi->last_ns) {
+    if (!pi->started || now < pi->last_ns) {
         pi->started = 1;
-        pi->last_ns = s->now_ns;
+        pi->last_ns = now;
         return;
     }
-    dt = (double)(s->now_ns - pi->last_ns) / 1e9;
-    pi->last_ns = s->now_ns;
+    dt = (double)(now - pi->last_ns) / 1e9;
+    pi->last_ns = now;
     if (!active || pi->ki <= 0)
         return;
-    pi->integral += pace_pi_error(pi, s) * dt;
+    pi->integral += e * dt;
     hi = 1.0 / pi->ki;      /* ki * integral <= +1: at most 2x from the integral */
     lo = -0.9 / pi->ki;     /* ki * integral >= -0.9: at most 10x slower */
     if (pi->integral > hi)
@@ -65,11 +67,11 @@ static inline void pace_pi_advance(struct pace_pi *pi, const struct cupace_signa
         pi->integral = lo;
 }
 
-/* base / (1 + u), with u kept in [-0.9, 4]: at most 10x slower, 5x faster. */
-static inline double pace_pi_apply(const struct pace_pi *pi, const struct cupace_signals *s,
-                                   double base_ns)
+/* base / (1 + u), u = kp e + ki integral kept in [-0.9, 4]: at most 10x
+ * slower, 5x faster than the base interval. */
+static inline double pace_pi_apply(const struct pace_pi *pi, double e, double base_ns)
 {
-    double u = pi->kp * pace_pi_error(pi, s) + pi->ki * pi->integral;
+    double u = pi->kp * e + pi->ki * pi->integral;
 
     if (u < -0.9)
         u = -0.9;

@@ -198,7 +198,7 @@ START_TEST(proctime_pi_speeds_up_on_an_empty_queue_and_slows_on_a_deep_one)
 
     ctl_open(&c, "proctime", "[pacer.proctime]\nki = 0\n");
     init_signals(&s, 2);
-    s.in_synthesis = 80;        /* no fill deficit in either case */
+    s.in_synthesis = 50;        /* exactly what one synthesis time of GPU work needs */
     steady(&c, &s, 50, 1.2e9, 30e9, 3);
     s.waiting = 0;
     empty = interval(&c, &s);

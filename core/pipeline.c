@@ -1,0 +1,326 @@
+/*
+ * pipeline.c -- transitions, accounting and metrics of the pipeline.
+ * See pipeline.h for the invariants.
+ */
+#include "config.h"
+#include "pipeline.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cupace_pipeline_init(struct cupace_pipeline *pl, const struct cupace_config *cfg,
+                         struct cupace_err *err)
+{
+    struct cupace_trace_job *arrivals;
+    uint64_t total = cupace_workload_partitions(cfg);
+    uint32_t p = 0;
+
+    memset(pl, 0, sizeof *pl);
+    pl->cfg = cfg;
+    pl->ndevices = (uint32_t)cfg->engine.devices;
+    pl->workers_per_device = (uint32_t)cfg->engine.workers_per_device;
+    pl->nworkers = pl->ndevices * pl->workers_per_device;
+    pl->synth_slots = cfg->engine.synth_workers;
+    pl->mem_budget = cfg->engine.memory_budget;
+    pl->part_mem = cfg->workload.partition_memory;
+    pl->release_at_kernel = cfg->workload.release_at_kernel;
+    if (total >= UINT32_MAX)
+        return cupace_err_set(err, "%s: %llu partitions: at most %u", cfg->path,
+                              (unsigned long long)total, UINT32_MAX - 1);
+    pl->njobs = cupace_workload_njobs(cfg);
+    pl->nparts = (uint32_t)total;
+    arrivals = calloc(pl->njobs ? pl->njobs : 1, sizeof *arrivals);
+    pl->jobs = calloc(pl->njobs ? pl->njobs : 1, sizeof *pl->jobs);
+    pl->parts = calloc(total ? total : 1, sizeof *pl->parts);
+    pl->gpuq = malloc((total ? total : 1) * sizeof *pl->gpuq);
+    pl->latency = malloc((pl->njobs ? pl->njobs : 1) * sizeof *pl->latency);
+    pl->device_kernels = calloc(pl->ndevices, sizeof *pl->device_kernels);
+    pl->device_holders = calloc(pl->ndevices, sizeof *pl->device_holders);
+    if (!arrivals || !pl->jobs || !pl->parts || !pl->gpuq || !pl->latency || !pl->device_kernels ||
+        !pl->device_holders) {
+        free(arrivals);
+        cupace_pipeline_free(pl);
+        return cupace_err_set(err, "out of memory for %llu partitions", (unsigned long long)total);
+    }
+    cupace_workload_arrivals(cfg, arrivals);
+    for (size_t j = 0; j < pl->njobs; j++) {
+        struct cupace_job *job = &pl->jobs[j];
+        job->arrival_ns = arrivals[j].arrival_ns;
+        job->synth_ns = arrivals[j].synth_ns;
+        job->kernel_ns = arrivals[j].kernel_ns;
+        job->first = p;
+        job->count = job->left = arrivals[j].partitions;
+        for (uint32_t i = 0; i < job->count; i++)
+            pl->parts[p++].job = (uint32_t)j;
+    }
+    free(arrivals);
+    return 0;
+}
+
+void cupace_pipeline_free(struct cupace_pipeline *pl)
+{
+    free(pl->jobs);
+    free(pl->parts);
+    free(pl->gpuq);
+    free(pl->latency);
+    free(pl->device_kernels);
+    free(pl->device_holders);
+    pl->jobs = NULL;
+    pl->parts = NULL;
+    pl->gpuq = NULL;
+    pl->latency = NULL;
+    pl->device_kernels = NULL;
+    pl->device_holders = NULL;
+}
+
+/* ---- accounting -------------------------------------------------------- */
+
+static void tw_advance(struct cupace_tw *tw, uint64_t value, uint64_t dt)
+{
+    tw->integral += (long double)value * dt;
+    if (value > tw->max)
+        tw->max = value;
+}
+
+/* Advances every time-weighted metric from t_last to now, over the state as
+ * it was.  Called first by each transition. */
+static void account(struct cupace_pipeline *pl, uint64_t now)
+{
+    uint64_t dt;
+
+    if (!pl->started || now <= pl->t_last)
+        return;
+    dt = now - pl->t_last;
+    tw_advance(&pl->tw_waiting, pl->waiting, dt);
+    tw_advance(&pl->tw_synth, pl->in_synthesis, dt);
+    tw_advance(&pl->tw_mem, pl->mem_reserved, dt);
+    pl->busy_ns += (long double)pl->busy_devices * dt;
+    if (pl->arrived_end > cupace_pipeline_finished(pl))
+        pl->starved_ns += (long double)(pl->ndevices - pl->busy_devices) * dt;
+    pl->t_last = now;
+}
+
+static void notify(struct cupace_pipeline *pl, uint64_t now)
+{
+    assert(cupace_pipeline_sane(pl));
+    if (pl->observer)
+        pl->observer(pl->observer_ctx, now);
+}
+
+static void release(struct cupace_pipeline *pl, struct cupace_part *p, uint64_t bytes)
+{
+    assert(p->mem_held >= bytes && pl->mem_reserved >= bytes);
+    p->mem_held -= bytes;
+    pl->mem_reserved -= bytes;
+}
+
+/* A partition finished (completed or failed): its job may be done. */
+static void finish_part(struct cupace_pipeline *pl, uint64_t now, struct cupace_part *p, int failed)
+{
+    struct cupace_job *job = &pl->jobs[p->job];
+
+    release(pl, p, p->mem_held);
+    p->state = failed ? CUPACE_PART_FAILED : CUPACE_PART_DONE;
+    if (failed) {
+        pl->failed++;
+        job->failed = 1;
+    }
+    pl->t_end = now;
+    if (--job->left == 0) {
+        if (job->failed) {
+            pl->jobs_failed++;
+        } else {
+            pl->jobs_completed++;
+            pl->latency[pl->nlatency++] = (double)(now - job->arrival_ns) / 1e9;
+        }
+    }
+}
+
+/* ---- transitions ------------------------------------------------------- */
+
+uint64_t cupace_pipeline_next_arrival(const struct cupace_pipeline *pl)
+{
+    return pl->jobs_arrived < pl->njobs ? pl->jobs[pl->jobs_arrived].arrival_ns : UINT64_MAX;
+}
+
+void cupace_pipeline_arrive(struct cupace_pipeline *pl, uint64_t now)
+{
+    struct cupace_job *job = &pl->jobs[pl->jobs_arrived++];
+
+    if (!pl->started) {
+        pl->started = 1;
+        pl->t_first = pl->t_last = pl->t_end = now;
+    }
+    account(pl, now);
+    pl->arrived_end = job->first + job->count;
+    notify(pl, now);
+}
+
+int cupace_pipeline_can_dispatch(const struct cupace_pipeline *pl)
+{
+    return pl->next_dispatch < pl->arrived_end && pl->in_synthesis < pl->synth_slots &&
+           pl->mem_budget - pl->mem_reserved >= pl->part_mem;
+}
+
+uint32_t cupace_pipeline_dispatch(struct cupace_pipeline *pl, uint64_t now)
+{
+    uint32_t id = pl->next_dispatch++;
+    struct cupace_part *p = &pl->parts[id];
+    struct cupace_job *job = &pl->jobs[p->job];
+
+    assert(p->state == CUPACE_PART_PENDING);
+    account(pl, now);
+    cupace_workload_draw(pl->cfg, p->job, id - job->first, &p->draws);
+    p->state = CUPACE_PART_SYNTH;
+    p->t_dispatch = now;
+    p->mem_held = pl->part_mem;
+    p->synth_drawn_ns = cupace_workload_synth_ns(&pl->cfg->workload, now, job->synth_ns,
+                                                 p->draws.synth);
+    pl->mem_reserved += pl->part_mem;
+    pl->dispatched++;
+    pl->in_synthesis++;
+    notify(pl, now);
+    return id;
+}
+
+int cupace_pipeline_synth_end(struct cupace_pipeline *pl, uint64_t now, uint32_t id)
+{
+    struct cupace_part *p = &pl->parts[id];
+
+    assert(p->state == CUPACE_PART_SYNTH);
+    account(pl, now);
+    pl->in_synthesis--;
+    if (p->draws.fail == CUPACE_FAIL_SYNTH) {
+        finish_part(pl, now, p, 1);
+        notify(pl, now);
+        return -1;
+    }
+    p->state = CUPACE_PART_WAITING;
+    pl->synth_done++;
+    pl->synth_ns_total += now - p->t_dispatch;
+    pl->gpuq[pl->q_tail++] = id;
+    pl->waiting++;
+    notify(pl, now);
+    return 0;
+}
+
+uint32_t cupace_pipeline_take(struct cupace_pipeline *pl, uint64_t now, unsigned device)
+{
+    uint32_t id;
+    struct cupace_part *p;
+
+    assert(pl->waiting > 0 && pl->q_head < pl->q_tail);
+    account(pl, now);
+    id = pl->gpuq[pl->q_head++];
+    p = &pl->parts[id];
+    p->state = CUPACE_PART_GPU;
+    p->t_take = now;
+    pl->waiting--;
+    pl->gpu_busy++;
+    pl->device_holders[device]++;
+    notify(pl, now);
+    return id;
+}
+
+int cupace_pipeline_contended(const struct cupace_pipeline *pl, unsigned device)
+{
+    return pl->device_holders[device] > 1;
+}
+
+void cupace_pipeline_kernel_start(struct cupace_pipeline *pl, uint64_t now, uint32_t id,
+                                  unsigned device, uint64_t prep_ns, uint64_t kernel_ns)
+{
+    struct cupace_part *p = &pl->parts[id];
+
+    assert(p->state == CUPACE_PART_GPU && !p->in_kernel);
+    account(pl, now);
+    p->in_kernel = 1;
+    p->prep_ns = prep_ns;
+    p->kernel_ns = kernel_ns;
+    if (pl->device_kernels[device]++ == 0)
+        pl->busy_devices++;
+    release(pl, p, pl->release_at_kernel);
+    notify(pl, now);
+}
+
+static void kernel_stop(struct cupace_pipeline *pl, struct cupace_part *p, unsigned device)
+{
+    p->in_kernel = 0;
+    if (--pl->device_kernels[device] == 0)
+        pl->busy_devices--;
+}
+
+int cupace_pipeline_kernel_end(struct cupace_pipeline *pl, uint64_t now, uint32_t id,
+                               unsigned device)
+{
+    struct cupace_part *p = &pl->parts[id];
+
+    assert(p->state == CUPACE_PART_GPU && p->in_kernel);
+    account(pl, now);
+    kernel_stop(pl, p, device);
+    if (p->draws.fail != CUPACE_FAIL_GPU)
+        return 0;                   /* no signal changed: no update */
+    pl->gpu_busy--;
+    pl->device_holders[device]--;
+    finish_part(pl, now, p, 1);
+    notify(pl, now);
+    return -1;
+}
+
+void cupace_pipeline_gpu_done(struct cupace_pipeline *pl, uint64_t now, uint32_t id,
+                              unsigned device, uint64_t epilogue_ns)
+{
+    struct cupace_part *p = &pl->parts[id];
+    long double pm = (long double)pl->part_mem;
+
+    assert(p->state == CUPACE_PART_GPU && !p->in_kernel);
+    account(pl, now);
+    p->epilogue_ns = epilogue_ns;
+    pl->gpu_busy--;
+    pl->device_holders[device]--;
+    /* time before done, so that a reader never sees a completion without it */
+    pl->gpu_ns_total += now - p->t_take;
+    pl->gpu_device_ns_total += p->kernel_ns;
+    pl->gpu_done++;
+    pl->bound_byte_ns += (long double)(p->synth_drawn_ns + p->prep_ns) * pm +
+                         (long double)(p->kernel_ns + p->epilogue_ns) *
+                             (pm - (long double)pl->release_at_kernel);
+    finish_part(pl, now, p, 0);
+    notify(pl, now);
+}
+
+void cupace_pipeline_signals(const struct cupace_pipeline *pl, uint64_t now,
+                             struct cupace_signals *s)
+{
+    s->now_ns = now;
+    s->num_devices = pl->ndevices;
+    s->num_gpu_workers = pl->nworkers;
+    s->pending = cupace_pipeline_pending(pl);
+    s->dispatched = pl->dispatched;
+    s->in_synthesis = pl->in_synthesis;
+    s->synth_done = pl->synth_done;
+    s->synth_ns_total = pl->synth_ns_total;
+    s->waiting = pl->waiting;
+    s->gpu_busy_workers = pl->gpu_busy;
+    s->gpu_done = pl->gpu_done;
+    s->gpu_ns_total = pl->gpu_ns_total;
+    s->gpu_device_ns_total = pl->gpu_device_ns_total;
+    s->failed = pl->failed;
+    s->mem_reserved = pl->mem_reserved;
+    s->mem_budget = pl->mem_budget;
+}
+
+int cupace_pipeline_sane(const struct cupace_pipeline *pl)
+{
+    return pl->dispatched == pl->in_synthesis + pl->waiting + pl->gpu_busy + pl->gpu_done +
+                                 pl->failed &&
+           pl->dispatched == pl->next_dispatch &&
+           pl->mem_reserved <= pl->mem_budget &&
+           pl->in_synthesis <= pl->synth_slots &&
+           pl->gpu_busy <= pl->nworkers &&
+           pl->waiting == (uint64_t)(pl->q_tail - pl->q_head) &&
+           pl->next_dispatch <= pl->arrived_end && pl->arrived_end <= pl->nparts &&
+           pl->busy_devices <= pl->ndevices &&
+           pl->jobs_completed + pl->jobs_failed <= pl->jobs_arrived;
+}

@@ -1,0 +1,140 @@
+/*
+ * pipeline.h -- the pipeline's state machine, its accounting and its metrics.
+ *
+ * One piece of code for both worlds: it has no clock and no threads.  The
+ * simulator drives it from its event queue; the real-time engine drives it
+ * from its threads under one mutex.  Each transition takes `now`, advances
+ * the time-weighted metrics, changes the state, and calls the observer, which
+ * is where the driver calls the controller's update (DESIGN §3: once after
+ * every event that changes a signal).
+ *
+ * Invariants (checked by cupace_pipeline_sane(), under assert after every
+ * transition and at the end of every run):
+ *   dispatched == in_synthesis + waiting + gpu_busy + gpu_done + failed
+ *   mem_reserved <= mem_budget, and mem_reserved is the sum of what the
+ *     partitions in synthesis, waiting and on the GPU hold
+ *   in_synthesis <= synth slots, gpu_busy <= GPU workers
+ *   every partition is in exactly one state; finished = gpu_done + failed
+ *
+ * Partitions are stored in job order, and jobs in arrival order, so the job
+ * queue (oldest job first, then lowest partition) is the index range
+ * [next_dispatch, arrived_end): no list, no allocation per partition.
+ */
+#ifndef CUPACE_PIPELINE_H
+#define CUPACE_PIPELINE_H
+
+#include <stdint.h>
+
+#include "conf.h"
+#include "cupace/pacer.h"
+#include "error.h"
+#include "workload.h"
+
+enum cupace_part_state {
+    CUPACE_PART_PENDING, CUPACE_PART_SYNTH, CUPACE_PART_WAITING, CUPACE_PART_GPU,
+    CUPACE_PART_DONE, CUPACE_PART_FAILED
+};
+
+struct cupace_part {
+    uint32_t job;
+    uint8_t state;
+    uint8_t in_kernel;
+    uint64_t mem_held;
+    struct cupace_draws draws;
+    uint64_t t_dispatch, t_take;
+    uint64_t synth_drawn_ns, prep_ns, kernel_ns, epilogue_ns;
+};
+
+struct cupace_job {
+    uint64_t arrival_ns;
+    uint64_t synth_ns, kernel_ns;   /* trace overrides, 0 for none */
+    uint32_t first, count, left;
+    uint8_t failed;
+};
+
+/* A time-weighted quantity: its integral over time and its maximum over
+ * states that lasted longer than zero. */
+struct cupace_tw {
+    long double integral;
+    uint64_t max;
+};
+
+typedef void (*cupace_pipeline_observer)(void *ctx, uint64_t now);
+
+struct cupace_pipeline {
+    const struct cupace_config *cfg;
+    uint32_t ndevices, workers_per_device, nworkers;
+    uint64_t synth_slots, mem_budget, part_mem, release_at_kernel;
+
+    struct cupace_job *jobs;
+    size_t njobs, jobs_arrived;
+    struct cupace_part *parts;
+    uint32_t nparts, arrived_end, next_dispatch;
+    uint32_t *gpuq;                 /* FIFO of waiting partitions */
+    uint32_t q_head, q_tail;
+
+    /* the signals */
+    uint64_t dispatched, in_synthesis, synth_done, synth_ns_total, waiting, gpu_busy;
+    uint64_t gpu_done, gpu_ns_total, gpu_device_ns_total, failed, mem_reserved;
+    uint64_t jobs_completed, jobs_failed;
+
+    uint32_t *device_kernels;       /* workers in their kernel phase, per device */
+    uint32_t *device_holders;       /* workers holding a partition, per device */
+    uint32_t busy_devices;
+
+    /* metrics */
+    int started;
+    uint64_t t_first, t_last, t_end;
+    struct cupace_tw tw_waiting, tw_synth, tw_mem;
+    long double busy_ns, starved_ns, bound_byte_ns;
+    double *latency;
+    size_t nlatency;
+
+    cupace_pipeline_observer observer;
+    void *observer_ctx;
+};
+
+int cupace_pipeline_init(struct cupace_pipeline *pl, const struct cupace_config *cfg,
+                         struct cupace_err *err);
+void cupace_pipeline_free(struct cupace_pipeline *pl);
+
+/* The next job to arrive: its time, or UINT64_MAX when all have arrived. */
+uint64_t cupace_pipeline_next_arrival(const struct cupace_pipeline *pl);
+void cupace_pipeline_arrive(struct cupace_pipeline *pl, uint64_t now);
+
+/* Gates 2 and 3 (memory, a synthesis slot) and something pending. */
+int cupace_pipeline_can_dispatch(const struct cupace_pipeline *pl);
+/* Dispatches the head of the job queue; returns the partition. */
+uint32_t cupace_pipeline_dispatch(struct cupace_pipeline *pl, uint64_t now);
+/* Synthesis ended (failed if its draw says so). Returns 0, or -1 if it failed. */
+int cupace_pipeline_synth_end(struct cupace_pipeline *pl, uint64_t now, uint32_t part);
+/* A worker of `device` takes the head of the GPU queue (waiting > 0). */
+uint32_t cupace_pipeline_take(struct cupace_pipeline *pl, uint64_t now, unsigned device);
+/* Whether a worker of `device` other than the caller holds a partition. */
+int cupace_pipeline_contended(const struct cupace_pipeline *pl, unsigned device);
+void cupace_pipeline_kernel_start(struct cupace_pipeline *pl, uint64_t now, uint32_t part,
+                                  unsigned device, uint64_t prep_ns, uint64_t kernel_ns);
+/* The kernel ended; returns -1 if the partition failed on the GPU (it is then
+ * accounted as failed and its worker is free), else 0. */
+int cupace_pipeline_kernel_end(struct cupace_pipeline *pl, uint64_t now, uint32_t part,
+                               unsigned device);
+void cupace_pipeline_gpu_done(struct cupace_pipeline *pl, uint64_t now, uint32_t part,
+                              unsigned device, uint64_t epilogue_ns);
+
+/* The snapshot given to the controller. */
+void cupace_pipeline_signals(const struct cupace_pipeline *pl, uint64_t now,
+                             struct cupace_signals *s);
+
+static inline uint64_t cupace_pipeline_pending(const struct cupace_pipeline *pl)
+{
+    return pl->arrived_end - pl->next_dispatch;
+}
+
+static inline uint64_t cupace_pipeline_finished(const struct cupace_pipeline *pl)
+{
+    return pl->gpu_done + pl->failed;
+}
+
+int cupace_pipeline_sane(const struct cupace_pipeline *pl);
+
+#endif

@@ -1,0 +1,303 @@
+/*
+ * report.c -- the table, JSON, CSV and plot writers.
+ *
+ * The table's rows are one array of (label, getter, which way is better),
+ * so the terminal table and its "best" marks come from one description.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "config.h"
+#include "report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+struct row {
+    const char *label;
+    double (*get)(const struct cupace_result *r);
+    int better;                     /* -1 lower is better, +1 higher, 0 no ranking */
+    const char *fmt;
+};
+
+static double g_makespan(const struct cupace_result *r) { return r->makespan_s; }
+static double g_throughput(const struct cupace_result *r) { return r->throughput_pps; }
+static double g_busy(const struct cupace_result *r) { return 100.0 * r->gpu_busy_fraction; }
+static double g_starved(const struct cupace_result *r) { return r->gpu_starved_s; }
+static double g_wait_mean(const struct cupace_result *r) { return r->waiting_mean; }
+static double g_wait_max(const struct cupace_result *r) { return (double)r->waiting_max; }
+static double g_synth_mean(const struct cupace_result *r) { return r->in_synthesis_mean; }
+static double g_synth_max(const struct cupace_result *r) { return (double)r->in_synthesis_max; }
+static double g_mem_mean(const struct cupace_result *r) { return r->mem_mean / GIB; }
+static double g_mem_peak(const struct cupace_result *r) { return (double)r->mem_peak / GIB; }
+static double g_mem_bound(const struct cupace_result *r) { return r->mem_bound / GIB; }
+static double g_lat50(const struct cupace_result *r) { return r->job_latency.p50; }
+static double g_lat99(const struct cupace_result *r) { return r->job_latency.p99; }
+static double g_latmax(const struct cupace_result *r) { return r->job_latency.max; }
+static double g_done(const struct cupace_result *r) { return (double)r->completed; }
+static double g_failed(const struct cupace_result *r) { return (double)r->failed; }
+static double g_late99(const struct cupace_result *r) { return r->lateness.p99 * 1e3; }
+
+static const struct row rows[] = {
+    { "makespan (s)", g_makespan, -1, "%.1f" },
+    { "throughput (partitions/s)", g_throughput, +1, "%.4f" },
+    { "GPU busy (%)", g_busy, +1, "%.1f" },
+    { "GPU starved (device-s)", g_starved, -1, "%.1f" },
+    { "waiting, mean", g_wait_mean, 0, "%.2f" },
+    { "waiting, max", g_wait_max, 0, "%.0f" },
+    { "in synthesis, mean", g_synth_mean, 0, "%.2f" },
+    { "in synthesis, max", g_synth_max, 0, "%.0f" },
+    { "memory mean (GiB)", g_mem_mean, -1, "%.1f" },
+    { "memory peak (GiB)", g_mem_peak, -1, "%.1f" },
+    { "memory bound (GiB)", g_mem_bound, 0, "%.1f" },
+    { "job latency p50 (s)", g_lat50, -1, "%.1f" },
+    { "job latency p99 (s)", g_lat99, -1, "%.1f" },
+    { "job latency max (s)", g_latmax, -1, "%.1f" },
+    { "partitions completed", g_done, 0, "%.0f" },
+    { "partitions failed", g_failed, 0, "%.0f" },
+};
+
+static const struct row lateness_row = { "dispatch lateness p99 (ms)", g_late99, -1, "%.3f" };
+
+static void table_row(FILE *fp, const struct row *row, const struct cupace_result *r, size_t n,
+                      int color)
+{
+    double best = 0;
+    int have = 0;
+
+    for (size_t i = 0; i < n && row->better; i++) {
+        double v = row->get(&r[i]);
+        if (!have || (row->better < 0 ? v < best : v > best))
+            best = v;
+        have = 1;
+    }
+    fprintf(fp, "%-28s", row->label);
+    for (size_t i = 0; i < n; i++) {
+        char cell[64];
+        double v = row->get(&r[i]);
+        /* "best" is within display precision: ties are all marked */
+        char shown[48], bshown[48];
+        int mark;
+
+        snprintf(shown, sizeof shown, row->fmt, v);
+        snprintf(bshown, sizeof bshown, row->fmt, best);
+        mark = row->better && n > 1 && strcmp(shown, bshown) == 0;
+        snprintf(cell, sizeof cell, "%s%s", shown, mark ? "*" : " ");
+        if (mark && color)
+            fprintf(fp, " \033[1m%17s\033[0m", cell);
+        else
+            fprintf(fp, " %17s", cell);
+    }
+    fputc('\n', fp);
+}
+
+void cupace_report_table(FILE *fp, const struct cupace_result *r, size_t n, int color)
+{
+    int lateness = 0;
+
+    fprintf(fp, "%-28s", "");
+    for (size_t i = 0; i < n; i++)
+        fprintf(fp, " %17.16s", r[i].label);
+    fputc('\n', fp);
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        table_row(fp, &rows[i], r, n, color);
+    for (size_t i = 0; i < n; i++)
+        lateness |= r[i].has_lateness;
+    if (lateness)
+        table_row(fp, &lateness_row, r, n, color);
+    fprintf(fp, "%-28s", "invariants");
+    for (size_t i = 0; i < n; i++)
+        fprintf(fp, " %17s", r[i].invariants_ok ? "ok " : "BROKEN ");
+    fputc('\n', fp);
+    for (size_t i = 0; i < n; i++)
+        if (r[i].stalled)
+            fprintf(fp, "note: %s\n", r[i].stall_reason);
+    if (n > 1)
+        fprintf(fp, "* best of the row (memory bound: the Little's-law floor at that throughput)\n");
+}
+
+/* ---- JSON -------------------------------------------------------------- */
+
+static void json_string(FILE *fp, const char *s)
+{
+    fputc('"', fp);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(fp, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(fp, "\\u%04x", c);
+        else
+            fputc(c, fp);
+    }
+    fputc('"', fp);
+}
+
+static double finite(double v)
+{
+    return isfinite(v) ? v : 0;
+}
+
+static void json_quantiles(FILE *fp, const char *name, const struct cupace_quantiles *q)
+{
+    fprintf(fp, "\"%s\": {\"p50\": %.9g, \"p99\": %.9g, \"max\": %.9g}", name, finite(q->p50),
+            finite(q->p99), finite(q->max));
+}
+
+static void json_run(FILE *fp, const struct cupace_result *r)
+{
+    fprintf(fp, "    { \"pacer\": ");
+    json_string(fp, r->label);
+    fprintf(fp, ", \"plugin\": ");
+    json_string(fp, r->plugin);
+    fprintf(fp, ",\n      \"makespan_s\": %.9g, \"partitions\": {\"dispatched\": %llu, "
+                "\"completed\": %llu, \"failed\": %llu, \"never_dispatched\": %llu},\n",
+            finite(r->makespan_s), (unsigned long long)r->dispatched,
+            (unsigned long long)r->completed, (unsigned long long)r->failed,
+            (unsigned long long)r->never_dispatched);
+    fprintf(fp, "      \"jobs\": {\"completed\": %llu, \"failed\": %llu},\n",
+            (unsigned long long)r->jobs_completed, (unsigned long long)r->jobs_failed);
+    fprintf(fp, "      \"throughput_pps\": %.9g, \"gpu_busy_fraction\": %.9g, "
+                "\"gpu_starved_s\": %.9g,\n",
+            finite(r->throughput_pps), finite(r->gpu_busy_fraction), finite(r->gpu_starved_s));
+    fprintf(fp, "      \"waiting\": {\"mean\": %.9g, \"max\": %llu}, "
+                "\"in_synthesis\": {\"mean\": %.9g, \"max\": %llu},\n",
+            finite(r->waiting_mean), (unsigned long long)r->waiting_max,
+            finite(r->in_synthesis_mean), (unsigned long long)r->in_synthesis_max);
+    fprintf(fp, "      \"memory\": {\"mean_bytes\": %.0f, \"peak_bytes\": %llu, "
+                "\"budget_bytes\": %llu, \"bound_bytes\": %.0f},\n",
+            finite(r->mem_mean), (unsigned long long)r->mem_peak,
+            (unsigned long long)r->mem_budget, finite(r->mem_bound));
+    fprintf(fp, "      ");
+    json_quantiles(fp, "job_latency_s", &r->job_latency);
+    fprintf(fp, ",\n");
+    if (r->has_lateness) {
+        fprintf(fp, "      ");
+        json_quantiles(fp, "dispatch_lateness_s", &r->lateness);
+        fprintf(fp, ",\n");
+    }
+    fprintf(fp, "      \"pacer_state\": ");
+    json_string(fp, r->pacer_state);
+    fprintf(fp, ",\n      \"stalled\": %s", r->stalled ? "true" : "false");
+    if (r->stalled) {
+        fprintf(fp, ", \"stall_reason\": ");
+        json_string(fp, r->stall_reason);
+    }
+    fprintf(fp, ",\n      \"invariants_ok\": %s }", r->invariants_ok ? "true" : "false");
+}
+
+int cupace_report_json(FILE *fp, const struct cupace_report_meta *meta,
+                       const struct cupace_result *r, size_t n)
+{
+    fprintf(fp, "{ \"cupace_version\": \"%s\", \"config\": ", PACKAGE_VERSION);
+    json_string(fp, meta->config);
+    fprintf(fp, ", \"mode\": \"%s\", \"seed\": %llu,%s\n  \"runs\": [\n", meta->mode,
+            (unsigned long long)meta->seed, meta->interrupted ? " \"interrupted\": true," : "");
+    for (size_t i = 0; i < n; i++) {
+        json_run(fp, &r[i]);
+        fprintf(fp, "%s\n", i + 1 < n ? "," : "");
+    }
+    fprintf(fp, "  ] }\n");
+    return ferror(fp) ? -1 : 0;
+}
+
+/* ---- CSV --------------------------------------------------------------- */
+
+int cupace_report_csv(FILE *fp, const struct cupace_result *r, size_t n)
+{
+    fprintf(fp, "pacer,time_s,waiting,in_synthesis,on_gpu,mem_reserved_bytes,interval_s\n");
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < r[i].nseries; k++) {
+            const struct cupace_sample *s = &r[i].series[k];
+            fprintf(fp, "%s,%.3f,%u,%u,%u,%llu,", r[i].label, s->t_s, s->waiting, s->in_synthesis,
+                    s->on_gpu, (unsigned long long)s->mem_reserved);
+            if (isnan(s->interval_s))
+                fprintf(fp, "hold\n");
+            else
+                fprintf(fp, "%.6f\n", s->interval_s);
+        }
+    return ferror(fp) ? -1 : 0;
+}
+
+/* ---- plot -------------------------------------------------------------- */
+
+static int find_on_path(const char *prog, char *out, size_t len)
+{
+    const char *path = getenv("PATH");
+    const char *p = path ? path : "/usr/bin:/bin";
+
+    while (*p) {
+        const char *end = strchr(p, ':');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        snprintf(out, len, "%.*s/%s", (int)n, n ? p : ".", prog);
+        if (access(out, X_OK) == 0)
+            return 0;
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    return -1;
+}
+
+static const char *suffix(const char *file)
+{
+    const char *dot = strrchr(file, '.');
+
+    return dot ? dot + 1 : "";
+}
+
+static void plot_panel(FILE *gp, const char *ylabel, int column, double scale,
+                       const struct cupace_result *r, size_t n)
+{
+    fprintf(gp, "set ylabel '%s'\nplot ", ylabel);
+    for (size_t i = 0; i < n; i++)
+        fprintf(gp, "%s$d%zu using 1:($%d/%g) with steps title '%s'", i ? ", " : "", i, column,
+                scale, r[i].label);
+    fputc('\n', gp);
+}
+
+int cupace_report_plot(const char *file, const struct cupace_report_meta *meta,
+                       const struct cupace_result *r, size_t n, struct cupace_err *err)
+{
+    char gnuplot[4096];
+    const char *sfx = suffix(file);
+    FILE *gp;
+    int rc;
+
+    if (strcmp(sfx, "png") != 0 && strcmp(sfx, "svg") != 0)
+        return cupace_err_set(err, "--plot %s: the file must end in .png or .svg", file);
+    if (find_on_path("gnuplot", gnuplot, sizeof gnuplot) < 0)
+        return cupace_err_set(err, "--plot %s: gnuplot is not installed (Debian: apt-get install "
+                              "gnuplot-nox); --csv writes the same series as text", file);
+    gp = popen("gnuplot", "w");
+    if (!gp)
+        return cupace_err_set(err, "--plot %s: cannot start gnuplot", file);
+    if (strcmp(sfx, "png") == 0)
+        fprintf(gp, "set terminal pngcairo size 1200,1400 noenhanced\n");
+    else
+        fprintf(gp, "set terminal svg size 1200,1400 noenhanced\n");
+    fprintf(gp, "set output '%s'\n", file);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(gp, "$d%zu << EOD\n", i);
+        for (size_t k = 0; k < r[i].nseries; k++) {
+            const struct cupace_sample *s = &r[i].series[k];
+            fprintf(gp, "%.3f %u %u %u %llu\n", s->t_s, s->waiting, s->in_synthesis, s->on_gpu,
+                    (unsigned long long)s->mem_reserved);
+        }
+        fprintf(gp, "EOD\n");
+    }
+    fprintf(gp, "set multiplot layout 4,1 title '%s (%s)'\nset key outside right\n"
+                "set xlabel 'time (s)'\nset grid\n", meta->config, meta->mode);
+    plot_panel(gp, "waiting (GPU queue)", 2, 1, r, n);
+    plot_panel(gp, "in synthesis", 3, 1, r, n);
+    plot_panel(gp, "on GPU", 4, 1, r, n);
+    plot_panel(gp, "memory reserved (GiB)", 5, GIB, r, n);
+    fprintf(gp, "unset multiplot\n");
+    rc = pclose(gp);
+    if (rc != 0)
+        return cupace_err_set(err, "--plot %s: gnuplot failed (status %d)", file, rc);
+    return 0;
+}

@@ -1,0 +1,103 @@
+/*
+ * result.c -- metrics of a finished run, by the definitions of DESIGN §5.
+ */
+#include "config.h"
+#include "result.h"
+#include "pipeline.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+static double rank(const double *v, size_t n, double p)
+{
+    double pos = p * (double)(n - 1);
+    size_t lo = (size_t)pos;
+    double frac = pos - (double)lo;
+
+    if (lo + 1 >= n)
+        return v[n - 1];
+    return v[lo] + (v[lo + 1] - v[lo]) * frac;
+}
+
+struct cupace_quantiles cupace_quantiles(double *v, size_t n)
+{
+    struct cupace_quantiles q = { 0, 0, 0 };
+
+    if (n == 0)
+        return q;
+    qsort(v, n, sizeof *v, cmp_double);
+    q.p50 = rank(v, n, 0.50);
+    q.p99 = rank(v, n, 0.99);
+    q.max = v[n - 1];
+    return q;
+}
+
+void cupace_result_from_pipeline(struct cupace_result *res, const struct cupace_pipeline *pl)
+{
+    uint64_t span_ns = pl->t_end - pl->t_first;
+    double span = (double)span_ns;
+
+    res->partitions = pl->nparts;
+    res->dispatched = pl->dispatched;
+    res->completed = pl->gpu_done;
+    res->failed = pl->failed;
+    res->never_dispatched = pl->nparts - pl->dispatched;
+    res->jobs_completed = pl->jobs_completed;
+    res->jobs_failed = pl->jobs_failed;
+    res->makespan_s = span / 1e9;
+    res->mem_budget = pl->mem_budget;
+    res->waiting_max = pl->tw_waiting.max;
+    res->in_synthesis_max = pl->tw_synth.max;
+    res->mem_peak = pl->tw_mem.max;
+    if (span_ns > 0) {
+        res->throughput_pps = (double)pl->gpu_done / (span / 1e9);
+        res->gpu_busy_fraction = (double)(pl->busy_ns / ((long double)pl->ndevices * span));
+        res->waiting_mean = (double)(pl->tw_waiting.integral / span);
+        res->in_synthesis_mean = (double)(pl->tw_synth.integral / span);
+        res->mem_mean = (double)(pl->tw_mem.integral / span);
+    }
+    res->gpu_starved_s = (double)(pl->starved_ns / 1e9L);
+    if (pl->gpu_done > 0)
+        res->mem_bound = res->throughput_pps *
+                         (double)(pl->bound_byte_ns / (long double)pl->gpu_done / 1e9L);
+    {
+        double *lat = malloc((pl->nlatency ? pl->nlatency : 1) * sizeof *lat);
+        if (lat) {
+            memcpy(lat, pl->latency, pl->nlatency * sizeof *lat);
+            res->job_latency = cupace_quantiles(lat, pl->nlatency);
+            free(lat);
+        }
+    }
+    res->invariants_ok = cupace_pipeline_sane(pl);
+    if (cupace_pipeline_finished(pl) == pl->nparts)
+        res->invariants_ok = res->invariants_ok && pl->mem_reserved == 0 &&
+                             pl->jobs_completed + pl->jobs_failed == pl->njobs;
+}
+
+int cupace_result_add_sample(struct cupace_result *res, const struct cupace_sample *s)
+{
+    if (res->nseries == res->cap_series) {
+        size_t cap = res->cap_series ? res->cap_series * 2 : 1024;
+        struct cupace_sample *more = realloc(res->series, cap * sizeof *more);
+        if (!more)
+            return -1;
+        res->series = more;
+        res->cap_series = cap;
+    }
+    res->series[res->nseries++] = *s;
+    return 0;
+}
+
+void cupace_result_free(struct cupace_result *res)
+{
+    free(res->series);
+    res->series = NULL;
+    res->nseries = res->cap_series = 0;
+}

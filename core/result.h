@@ -1,0 +1,61 @@
+/*
+ * result.h -- what one run of one controller measured (DESIGN §5), whether
+ * simulated or real, and its time series.
+ */
+#ifndef CUPACE_RESULT_H
+#define CUPACE_RESULT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct cupace_pipeline;
+
+struct cupace_sample {
+    double t_s;
+    uint32_t waiting, in_synthesis, on_gpu;
+    uint64_t mem_reserved;
+    double interval_s;              /* NAN while the controller holds */
+};
+
+struct cupace_quantiles {
+    double p50, p99, max;
+};
+
+struct cupace_result {
+    char label[128];
+    char plugin[128];
+    double makespan_s;
+    uint64_t partitions, dispatched, completed, failed, never_dispatched;
+    uint64_t jobs_completed, jobs_failed;
+    double throughput_pps, gpu_busy_fraction, gpu_starved_s;
+    double waiting_mean, in_synthesis_mean;
+    uint64_t waiting_max, in_synthesis_max;
+    double mem_mean;
+    uint64_t mem_peak, mem_budget;
+    double mem_bound;
+    struct cupace_quantiles job_latency;
+    char pacer_state[512];
+    int invariants_ok;
+    int stalled;
+    char stall_reason[512];
+    int interrupted;
+    int has_lateness;
+    struct cupace_quantiles lateness;
+    uint64_t events;
+    struct cupace_sample *series;
+    size_t nseries, cap_series;
+};
+
+/* Fills the metrics of res from a pipeline at the end of its run. */
+void cupace_result_from_pipeline(struct cupace_result *res, const struct cupace_pipeline *pl);
+
+/* Appends a sample (growing the series); -1 when out of memory. */
+int cupace_result_add_sample(struct cupace_result *res, const struct cupace_sample *s);
+
+/* p50, p99 and max of v[0..n) (sorted in place), interpolating linearly
+ * between closest ranks; zeros when n = 0. */
+struct cupace_quantiles cupace_quantiles(double *v, size_t n);
+
+void cupace_result_free(struct cupace_result *res);
+
+#endif

@@ -1,0 +1,119 @@
+/*
+ * workload.c -- arrivals, per-partition draws and phase durations.
+ */
+#include "config.h"
+#include "workload.h"
+#include "rng.h"
+
+#include <math.h>
+
+size_t cupace_workload_njobs(const struct cupace_config *cfg)
+{
+    const struct cupace_workload *w = &cfg->workload;
+
+    return w->arrival == CUPACE_ARRIVAL_TRACE ? w->ntrace_jobs : (size_t)w->jobs;
+}
+
+void cupace_workload_arrivals(const struct cupace_config *cfg, struct cupace_trace_job *jobs)
+{
+    const struct cupace_workload *w = &cfg->workload;
+    struct cupace_rng rng;
+    double t = 0;
+
+    if (w->arrival == CUPACE_ARRIVAL_TRACE) {
+        for (size_t i = 0; i < w->ntrace_jobs; i++)
+            jobs[i] = w->trace_jobs[i];
+        return;
+    }
+    /* one stream keyed by the seed alone: (seed, -1, -1) cannot be a partition's key */
+    cupace_rng_seed(&rng, cfg->engine.seed, UINT64_MAX, UINT64_MAX);
+    for (uint64_t i = 0; i < w->jobs; i++) {
+        struct cupace_trace_job *j = &jobs[i];
+
+        j->partitions = (uint32_t)w->partitions_per_job;
+        j->synth_ns = 0;
+        j->kernel_ns = 0;
+        switch (w->arrival) {
+        case CUPACE_ARRIVAL_POISSON:
+            if (i > 0)
+                t += -log(1.0 - cupace_rng_uniform(&rng)) * (double)w->interarrival_ns;
+            j->arrival_ns = (uint64_t)llround(t);
+            break;
+        case CUPACE_ARRIVAL_BURST:
+            j->arrival_ns = (i / w->burst_jobs) * w->burst_every_ns;
+            break;
+        default:
+            j->arrival_ns = 0;
+        }
+    }
+}
+
+void cupace_workload_draw(const struct cupace_config *cfg, uint32_t job, uint32_t part,
+                          struct cupace_draws *d)
+{
+    const struct cupace_workload *w = &cfg->workload;
+    struct cupace_rng rng;
+    double u;
+
+    cupace_rng_seed(&rng, cfg->engine.seed, job, part);
+    d->synth = cupace_rng_multiplier(&rng, w->synth_dist, w->synth_cv);
+    d->prep = cupace_rng_multiplier(&rng, w->gpu_dist, w->gpu_cv);
+    d->kernel = cupace_rng_multiplier(&rng, w->gpu_dist, w->gpu_cv);
+    d->epilogue = cupace_rng_multiplier(&rng, w->gpu_dist, w->gpu_cv);
+    u = cupace_rng_uniform(&rng);
+    d->fail = u >= w->fail_rate ? CUPACE_FAIL_NONE
+            : u < w->fail_rate / 2 ? CUPACE_FAIL_SYNTH : CUPACE_FAIL_GPU;
+}
+
+/* The last change of KEY at or before now, or NULL. */
+static const struct cupace_change *change_at(const struct cupace_workload *w, uint64_t now,
+                                             enum cupace_change_key key)
+{
+    const struct cupace_change *c = NULL;
+
+    for (size_t i = 0; i < w->nchanges && w->changes[i].at_ns <= now; i++)
+        if (w->changes[i].key == key)
+            c = &w->changes[i];
+    return c;
+}
+
+static uint64_t scaled(uint64_t mean, double mult)
+{
+    double v = (double)mean * mult;
+
+    return v >= 1.8e19 ? UINT64_MAX : (uint64_t)llround(v);
+}
+
+uint64_t cupace_workload_synth_ns(const struct cupace_workload *w, uint64_t now, uint64_t job_synth,
+                                  double mult)
+{
+    const struct cupace_change *c = change_at(w, now, CUPACE_CHANGE_SYNTH_TIME);
+
+    return scaled(job_synth ? job_synth : c ? c->ns : w->synth_ns, mult);
+}
+
+uint64_t cupace_workload_prep_ns(const struct cupace_workload *w, uint64_t now, double mult)
+{
+    const struct cupace_change *c = change_at(w, now, CUPACE_CHANGE_GPU_PREP);
+
+    return scaled(c ? c->ns : w->gpu_prep_ns, mult);
+}
+
+uint64_t cupace_workload_epilogue_ns(const struct cupace_workload *w, uint64_t now, double mult)
+{
+    const struct cupace_change *c = change_at(w, now, CUPACE_CHANGE_GPU_EPILOGUE);
+
+    return scaled(c ? c->ns : w->gpu_epilogue_ns, mult);
+}
+
+uint64_t cupace_workload_kernel_ns(const struct cupace_workload *w, uint64_t now, uint64_t job_kernel,
+                                   double mult, unsigned device, int contended)
+{
+    const struct cupace_change *k = change_at(w, now, CUPACE_CHANGE_GPU_KERNEL);
+    const struct cupace_change *sp = change_at(w, now, CUPACE_CHANGE_DEVICE_SPEED);
+    const struct cupace_change *ct = change_at(w, now, CUPACE_CHANGE_CONTENTION);
+    double speed = sp ? sp->speed[device] : w->device_speed[device];
+    double contention = contended ? (ct ? ct->value : w->contention) : 1.0;
+
+    return scaled(job_kernel ? job_kernel : k ? k->ns : w->gpu_kernel_ns, mult * contention / speed);
+}
