@@ -1,0 +1,491 @@
+/* check_sim.c -- the simulator: the event heap against sorting, processor
+ * sharing against arithmetic, closed forms and Mean Value Analysis,
+ * determinism, invariants over random workloads, the seed's case and its
+ * failure, stalls. */
+#include "config.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "heap.h"
+#include "pacer_host.h"
+#include "ps.h"
+#include "report.h"
+#include "sim.h"
+#include "testutil.h"
+
+/* ---- helpers ----------------------------------------------------------- */
+
+static struct cupace_config *config_with_path(const char *body)
+{
+    char ini[8192], a[1024], b[1024];
+    struct cupace_err err;
+    struct cupace_config *cfg;
+
+    ck_assert_ptr_nonnull(realpath(tu_plugins_dir(), a));
+    ck_assert_ptr_nonnull(realpath(tu_test_plugins_dir(), b));
+    snprintf(ini, sizeof ini, "[pacer]\npath = %s:%s\n%s", a, b, body);
+    cfg = tu_config(ini, &err);
+    ck_assert_msg(cfg != NULL, "%s", err.msg);
+    return cfg;
+}
+
+/* Simulates the workload of cfg under LABEL. */
+static void run_cfg(struct cupace_config *cfg, const char *label, struct cupace_result *res)
+{
+    struct cupace_pacer_path path;
+    struct cupace_pacer_instance inst;
+    struct cupace_run_opts opts = { 0, 1000000000ULL };
+    struct cupace_err err;
+
+    memset(res, 0, sizeof *res);
+    cupace_pacer_path_init(&path, cfg);
+    ck_assert_msg(cupace_pacer_instance_create(&inst, cfg, &path, label, &err) == 0, "%s", err.msg);
+    cupace_pacer_path_free(&path);
+    ck_assert_msg(cupace_simulate(cfg, &inst, &opts, res, &err) == 0, "%s", err.msg);
+    cupace_pacer_instance_destroy(&inst);
+}
+
+static void run(const char *body, const char *label, struct cupace_result *res)
+{
+    struct cupace_config *cfg = config_with_path(body);
+
+    run_cfg(cfg, label, res);
+    cupace_config_free(cfg);
+}
+
+static struct cupace_config *scenario(const char *name, const char *const *sets, size_t nsets)
+{
+    char path[1024], abs[1024];
+    struct cupace_err err;
+    struct cupace_config *cfg;
+    const char *srcdir = getenv("CUPACE_TEST_SRCDIR");
+
+    snprintf(path, sizeof path, "%s/../conf/%s", srcdir ? srcdir : ".", name);
+    cfg = cupace_config_load(path, sets, nsets, &err);
+    ck_assert_msg(cfg != NULL, "%s", err.msg);
+    ck_assert_ptr_nonnull(realpath(tu_plugins_dir(), abs));
+    free(cfg->pacer_path);
+    cfg->pacer_path = strdup(abs);
+    return cfg;
+}
+
+/* A deterministic workload: no variation, no failures. */
+#define FIXED "[workload]\nsynth_cv = 0\ngpu_cv = 0\narrival = backlog\n"
+
+/* ---- the event heap and processor sharing ------------------------------ */
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+START_TEST(heap_matches_sorting_on_a_random_program)
+{
+    struct cupace_heap h;
+    uint64_t *ref = malloc(20000 * sizeof *ref);
+    size_t nref = 0;
+    uint64_t x = 12345;
+
+    cupace_heap_init(&h);
+    for (int step = 0; step < 20000; step++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        if ((x >> 60) < 10 || nref == 0) {
+            uint64_t t = (x >> 20) % 1000;          /* many equal times */
+            ck_assert_int_eq(cupace_heap_push(&h, t, 0, (uint32_t)step, 0), 0);
+            ref[nref++] = t;
+        } else {
+            struct cupace_event ev;
+            qsort(ref, nref, sizeof *ref, cmp_u64);
+            ck_assert_int_eq(cupace_heap_pop(&h, &ev), 0);
+            ck_assert_uint_eq(ev.time, ref[0]);
+            memmove(ref, ref + 1, --nref * sizeof *ref);
+        }
+        ck_assert_uint_eq(cupace_heap_size(&h), nref);
+    }
+    cupace_heap_free(&h);
+    free(ref);
+}
+END_TEST
+
+START_TEST(heap_keeps_fifo_order_at_equal_times)
+{
+    struct cupace_heap h;
+    struct cupace_event ev;
+
+    cupace_heap_init(&h);
+    for (uint32_t i = 0; i < 100; i++)
+        cupace_heap_push(&h, 7, 0, i, 0);
+    for (uint32_t i = 0; i < 100; i++) {
+        ck_assert_int_eq(cupace_heap_pop(&h, &ev), 0);
+        ck_assert_uint_eq(ev.arg, i);
+    }
+    ck_assert_int_eq(cupace_heap_pop(&h, &ev), -1);
+    cupace_heap_free(&h);
+}
+END_TEST
+
+START_TEST(processor_sharing_slows_oversubscribed_work)
+{
+    struct cupace_ps ps;
+    uint32_t id;
+
+    ck_assert_int_eq(cupace_ps_init(&ps, 2, 8), 0);
+    for (uint32_t i = 0; i < 4; i++)
+        cupace_ps_add(&ps, 0, i, 10000);
+    /* four jobs of 10 us on two slots: all at half speed, done at 20 us */
+    ck_assert_uint_eq(cupace_ps_next(&ps, 0), 20000);
+    cupace_ps_pop(&ps, 20000);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(cupace_ps_pop_due(&ps, 20000, &id), 0);
+    ck_assert_uint_eq(cupace_ps_next(&ps, 20000), UINT64_MAX);
+    /* within the slots, full speed; a second job later shares nothing */
+    cupace_ps_add(&ps, 0, 9, 5000);
+    cupace_ps_add(&ps, 1000, 10, 1000);
+    ck_assert_uint_eq(cupace_ps_next(&ps, 1000), 2000);
+    cupace_ps_free(&ps);
+}
+END_TEST
+
+/* ---- closed forms ------------------------------------------------------ */
+
+START_TEST(deterministic_makespan_is_exact)
+{
+    struct cupace_result r;
+
+    /* 10 partitions synthesize together (10 s), then one worker serves them
+     * one after the other: 10 + 10 x (1 + 2 + 0.5) = 45 s. */
+    run(FIXED "jobs = 1\npartitions_per_job = 10\nsynth_time = 10s\ngpu_prep = 1s\n"
+        "gpu_kernel = 2s\ngpu_epilogue = 0.5s\ncpu_slots = 64\n"
+        "[engine]\ndevices = 1\nworkers_per_device = 1\nsynth_workers = 64\nmemory_budget = 1TiB\n",
+        "fixed", &r);
+    ck_assert_double_eq_tol(r.makespan_s, 45.0, 1e-9);
+    ck_assert_uint_eq(r.completed, 10);
+    ck_assert_double_eq_tol(r.job_latency.max, 45.0, 1e-9);
+    ck_assert_double_eq_tol(r.gpu_busy_fraction, 20.0 / 45.0, 1e-9);
+    ck_assert_double_eq_tol(r.gpu_starved_s, 25.0, 1e-9);
+    ck_assert(r.invariants_ok);
+}
+END_TEST
+
+START_TEST(device_lock_serializes_kernels)
+{
+    struct cupace_result r;
+
+    /* two workers, kernels exclusive: the device does one 2 s kernel at a
+     * time; prep and epilogue (1 s each) overlap.  8 partitions:
+     * 5 + 1 (first prep) + 8 x 2 + 1 (last epilogue) = 23 s. */
+    run(FIXED "jobs = 1\npartitions_per_job = 8\nsynth_time = 5s\ngpu_prep = 1s\n"
+        "gpu_kernel = 2s\ngpu_epilogue = 1s\ncpu_slots = 64\ngpu_exclusive = yes\n"
+        "[engine]\nworkers_per_device = 2\nsynth_workers = 64\nmemory_budget = 1TiB\n",
+        "fixed", &r);
+    ck_assert_double_eq_tol(r.makespan_s, 23.0, 1e-9);
+    ck_assert_double_eq_tol(r.gpu_busy_fraction, 16.0 / 23.0, 1e-9);
+}
+END_TEST
+
+START_TEST(contention_and_device_speed_scale_kernels)
+{
+    struct cupace_result r;
+
+    /* two shared workers, kernel 2 s, x1.5 when both hold a partition:
+     * 4 partitions in two rounds of 3 s after 1 s of synthesis = 7 s */
+    run(FIXED "jobs = 1\npartitions_per_job = 4\nsynth_time = 1s\ngpu_prep = 0\n"
+        "gpu_kernel = 2s\ngpu_epilogue = 0\ncpu_slots = 64\ngpu_exclusive = no\ncontention = 1.5\n"
+        "[engine]\nworkers_per_device = 2\nsynth_workers = 64\nmemory_budget = 1TiB\n",
+        "fixed", &r);
+    ck_assert_double_eq_tol(r.makespan_s, 7.0, 1e-9);
+    /* a device twice as fast halves the kernels: 1 + 2 x 1.5 = 4 s */
+    run(FIXED "jobs = 1\npartitions_per_job = 4\nsynth_time = 1s\ngpu_prep = 0\n"
+        "gpu_kernel = 2s\ngpu_epilogue = 0\ncpu_slots = 64\ngpu_exclusive = no\ncontention = 1.5\n"
+        "device_speed = 2\n"
+        "[engine]\nworkers_per_device = 2\nsynth_workers = 64\nmemory_budget = 1TiB\n",
+        "fixed", &r);
+    ck_assert_double_eq_tol(r.makespan_s, 4.0, 1e-9);
+}
+END_TEST
+
+START_TEST(change_points_apply_to_phases_that_start_after_them)
+{
+    struct cupace_result r;
+
+    /* one worker, 1 s kernels; from t = 3.5 s kernels take 3 s.  Synthesis
+     * ends at 1; kernels start at 1, 2, 3 (1 s each), 4, 7 (3 s each): 10 s */
+    run(FIXED "jobs = 1\npartitions_per_job = 5\nsynth_time = 1s\ngpu_prep = 0\n"
+        "gpu_kernel = 1s\ngpu_epilogue = 0\ncpu_slots = 64\nchange = 3.5s:gpu_kernel=3s\n"
+        "[engine]\nworkers_per_device = 1\nsynth_workers = 64\nmemory_budget = 1TiB\n",
+        "fixed", &r);
+    ck_assert_double_eq_tol(r.makespan_s, 10.0, 1e-9);
+}
+END_TEST
+
+START_TEST(processor_sharing_in_the_pipeline)
+{
+    struct cupace_result r;
+
+    /* 4 syntheses of 10 s on 2 CPU slots finish together at 20 s */
+    run(FIXED "jobs = 1\npartitions_per_job = 4\nsynth_time = 10s\ngpu_prep = 0\n"
+        "gpu_kernel = 1ms\ngpu_epilogue = 0\ncpu_slots = 2\n"
+        "[engine]\nworkers_per_device = 4\nsynth_workers = 4\nmemory_budget = 1TiB\n",
+        "fixed", &r);
+    ck_assert_double_eq_tol(r.makespan_s, 20.004, 1e-9);   /* + four exclusive 1 ms kernels */
+}
+END_TEST
+
+START_TEST(memory_budget_is_never_overcommitted)
+{
+    struct cupace_result r;
+
+    run(FIXED "jobs = 4\npartitions_per_job = 10\nsynth_time = 10s\ngpu_kernel = 1s\n"
+        "partition_memory = 14GiB\nrelease_at_kernel = 13GiB\n"
+        "[engine]\nmemory_budget = 45GiB\nsynth_workers = 64\n", "fixed", &r);
+    ck_assert_uint_le(r.mem_peak, 45ULL << 30);
+    ck_assert_uint_le(r.in_synthesis_max, 3);
+    ck_assert_uint_eq(r.completed, 40);
+    ck_assert(r.invariants_ok);
+}
+END_TEST
+
+/* Mean Value Analysis of a closed network: a delay station (synthesis, mean
+ * Z, unlimited slots) and one queue (the GPU, mean D), N partitions. */
+static double mva_throughput(double Z, double D, unsigned N)
+{
+    double Q = 0, X = 0;
+
+    for (unsigned n = 1; n <= N; n++) {
+        double R = D * (1 + Q);
+        X = n / (Z + R);
+        Q = X * R;
+    }
+    return X;
+}
+
+START_TEST(closed_window_matches_mean_value_analysis)
+{
+    struct cupace_result r;
+    double X = mva_throughput(10.0, 1.0, 8);
+
+    run("[pacer.w8]\nplugin = window\nwindow = 8\n"
+        "[workload]\njobs = 2000\npartitions_per_job = 10\nsynth_time = 10s\nsynth_dist = exponential\n"
+        "gpu_prep = 0\ngpu_kernel = 1s\ngpu_epilogue = 0\ngpu_dist = exponential\ncpu_slots = 1000\n"
+        "[engine]\nworkers_per_device = 1\nsynth_workers = 1000\nmemory_budget = 1TiB\nseed = 3\n",
+        "w8", &r);
+    ck_assert_msg(fabs(r.throughput_pps - X) / X < 0.02, "simulated %.5f, MVA %.5f",
+                  r.throughput_pps, X);
+}
+END_TEST
+
+/* ---- determinism, invariants ------------------------------------------- */
+
+static char *json_of(const struct cupace_result *r, size_t n)
+{
+    struct cupace_report_meta meta = { "x.ini", "sim", 1, 0 };
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
+
+    cupace_report_json(fp, &meta, r, n);
+    fclose(fp);
+    return buf;
+}
+
+START_TEST(same_seed_gives_identical_runs)
+{
+    struct cupace_result a[2], b[2];
+    const char *body = "[workload]\njobs = 20\narrival = poisson\ninterarrival = 40s\n"
+                       "fail_rate = 0.05\n[engine]\nseed = 9\n";
+    char *ja, *jb;
+
+    run(body, "proctime", &a[0]);
+    run(body, "window", &a[1]);
+    run(body, "proctime", &b[0]);
+    run(body, "window", &b[1]);
+    ja = json_of(a, 2);
+    jb = json_of(b, 2);
+    ck_assert_str_eq(ja, jb);
+    free(ja);
+    free(jb);
+    run("[workload]\njobs = 20\narrival = poisson\ninterarrival = 40s\nfail_rate = 0.05\n"
+        "[engine]\nseed = 10\n", "proctime", &b[0]);
+    ck_assert(a[0].makespan_s != b[0].makespan_s);
+}
+END_TEST
+
+START_TEST(invariants_hold_over_random_workloads)
+{
+    const char *pacers[] = { "recorder", "proctime", "window", "intercompletion", "fixed" };
+    const char *arrivals[] = { "backlog", "poisson", "burst" };
+    const char *dists[] = { "fixed", "lognormal", "gamma", "exponential" };
+    uint64_t x = 99;
+
+    for (int i = 0; i < 40; i++) {
+        char body[2048];
+        struct cupace_result r;
+        unsigned devices, workers, slots, synth, budget;
+
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        devices = 1 + (unsigned)(x >> 62);
+        workers = 1 + (unsigned)((x >> 59) % 3);
+        slots = 1 + (unsigned)((x >> 50) % 16);
+        synth = 1 + (unsigned)((x >> 40) % 20);
+        budget = 14 * (1 + (unsigned)((x >> 30) % 30));
+        snprintf(body, sizeof body,
+                 "[engine]\ndevices = %u\nworkers_per_device = %u\nsynth_workers = %u\n"
+                 "memory_budget = %uGiB\nseed = %d\n"
+                 "[workload]\njobs = 12\npartitions_per_job = %u\narrival = %s\n"
+                 "interarrival = 20s\nburst_jobs = 3\nburst_every = 2m\nsynth_dist = %s\n"
+                 "gpu_dist = %s\nsynth_cv = 0.3\ngpu_cv = 0.3\ncpu_slots = %u\nfail_rate = %.2f\n"
+                 "gpu_exclusive = %s\ncontention = %.1f\nrelease_at_kernel = %uGiB\n"
+                 "change = 100s:gpu_kernel=4s\n",
+                 devices, workers, synth, budget, i, 1 + (unsigned)((x >> 20) % 12),
+                 arrivals[(x >> 10) % 3], dists[(x >> 5) % 4], dists[(x >> 7) % 4], slots,
+                 (double)((x >> 3) % 4) * 0.05, (x & 1) ? "yes" : "no", 1.0 + (double)((x >> 1) % 3) / 2,
+                 (unsigned)((x >> 15) % 14));
+        run(body, pacers[i % 5], &r);
+        ck_assert_msg(r.invariants_ok, "run %d broke an invariant", i);
+        ck_assert_msg(!r.stalled, "run %d stalled: %s", i, r.stall_reason);
+        ck_assert_uint_eq(r.completed + r.failed, r.partitions);
+        ck_assert_uint_eq(r.dispatched, r.partitions);
+        ck_assert_uint_le(r.mem_peak, (uint64_t)budget << 30);
+        ck_assert_uint_le(r.in_synthesis_max, synth);
+        ck_assert(r.gpu_busy_fraction >= 0 && r.gpu_busy_fraction <= 1.0 + 1e-9);
+        if (i % 5 == 0)
+            ck_assert_msg(strstr(r.pacer_state, "broken=0"), "the signal contract broke: %s",
+                          r.pacer_state);
+    }
+}
+END_TEST
+
+START_TEST(failures_account_for_every_partition)
+{
+    struct cupace_result r;
+
+    run("[workload]\njobs = 30\nfail_rate = 0.2\n[engine]\nmemory_budget = 314GiB\n", "recorder",
+        &r);
+    ck_assert_uint_gt(r.failed, 0);
+    ck_assert_uint_gt(r.jobs_failed, 0);
+    ck_assert_uint_eq(r.completed + r.failed, 300);
+    ck_assert_uint_eq(r.jobs_completed + r.jobs_failed, 30);
+    ck_assert(r.invariants_ok);
+    ck_assert_msg(strstr(r.pacer_state, "broken=0"), "%s", r.pacer_state);
+}
+END_TEST
+
+START_TEST(a_holding_controller_is_reported_as_a_stall)
+{
+    struct cupace_result r;
+
+    run("[pacer.holdall]\nburst = 3\n[workload]\njobs = 2\n", "holdall", &r);
+    ck_assert(r.stalled);
+    ck_assert_uint_eq(r.completed, 3);
+    ck_assert_msg(strstr(r.stall_reason, "holdall") && strstr(r.stall_reason, "17 partitions never"),
+                  "%s", r.stall_reason);
+    ck_assert(r.invariants_ok);
+}
+END_TEST
+
+START_TEST(traces_drive_arrivals)
+{
+    struct cupace_result r;
+
+    tu_write("sim.csv", "arrival,partitions,synth_time\n0,1,1s\n100s,2,2s\n");
+    run("[workload]\nsynth_cv = 0\ngpu_cv = 0\narrival = trace\ntrace = sim.csv\ngpu_prep = 0\ngpu_kernel = 1s\ngpu_epilogue = 0\n"
+        "[engine]\nworkers_per_device = 1\n", "fixed", &r);
+    /* the second job: synthesized 100..102, kernels 102..103, 103..104 */
+    ck_assert_double_eq_tol(r.makespan_s, 104.0, 1e-9);
+    ck_assert_uint_eq(r.jobs_completed, 2);
+    ck_assert_double_eq_tol(r.job_latency.max, 4.0, 1e-9);
+}
+END_TEST
+
+/* ---- the seed's case and the seed's failure ---------------------------- */
+
+START_TEST(seed_case_proctime_keeps_the_gpu_fed)
+{
+    const char *sets[] = { "workload.jobs=400" };
+    struct cupace_config *cfg = scenario("scenarios/two-worker-seed.ini", sets, 1);
+    struct cupace_result r;
+    double rate = 2.0 / 1.2;
+
+    run_cfg(cfg, "proctime", &r);
+    /* the first partitions need one synthesis (30 s) before the GPU can start */
+    ck_assert_msg(r.completed / (r.makespan_s - 30.0) >= 0.97 * rate, "%.4f/s of %.4f/s",
+                  r.completed / (r.makespan_s - 30.0), rate);
+    cupace_config_free(cfg);
+}
+END_TEST
+
+START_TEST(seed_failure_is_reproduced_on_bursts)
+{
+    struct cupace_config *cfg = scenario("scenarios/bursts.ini", NULL, 0);
+    struct cupace_result p, ic, stale, greedy;
+
+    run_cfg(cfg, "proctime", &p);
+    run_cfg(cfg, "intercompletion", &ic);
+    run_cfg(cfg, "stale", &stale);
+    run_cfg(cfg, "greedy", &greedy);
+    ck_assert_msg(p.job_latency.p50 <= 1.05 * greedy.job_latency.p50, "proctime %.1f greedy %.1f",
+                  p.job_latency.p50, greedy.job_latency.p50);
+    ck_assert_msg(ic.job_latency.p50 >= 1.05 * greedy.job_latency.p50, "intercompletion %.1f",
+                  ic.job_latency.p50);
+    ck_assert_msg(stale.job_latency.p50 >= 5 * greedy.job_latency.p50, "stale %.1f",
+                  stale.job_latency.p50);
+    cupace_config_free(cfg);
+}
+END_TEST
+
+START_TEST(proctime_matches_greedy_on_every_scenario)
+{
+    const char *files[] = { "cupace.ini", "scenarios/two-worker-seed.ini",
+                            "scenarios/porep-c2-backlog.ini", "scenarios/bursts.ini",
+                            "scenarios/gpu-throttle.ini", "scenarios/synth-bound.ini",
+                            "scenarios/multi-gpu-hetero.ini" };
+
+    for (unsigned i = 0; i < sizeof files / sizeof files[0]; i++) {
+        struct cupace_config *cfg = scenario(files[i], NULL, 0);
+        struct cupace_result p, g;
+
+        run_cfg(cfg, "proctime", &p);
+        run_cfg(cfg, "greedy", &g);
+        ck_assert_msg(p.makespan_s <= 1.05 * g.makespan_s, "%s: proctime %.1f s, greedy %.1f s",
+                      files[i], p.makespan_s, g.makespan_s);
+        ck_assert(p.invariants_ok && g.invariants_ok);
+        cupace_config_free(cfg);
+    }
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("sim");
+    TCase *units = tcase_create("units"), *model = tcase_create("model"),
+          *seed = tcase_create("seed");
+
+    tcase_add_test(units, heap_matches_sorting_on_a_random_program);
+    tcase_add_test(units, heap_keeps_fifo_order_at_equal_times);
+    tcase_add_test(units, processor_sharing_slows_oversubscribed_work);
+    tcase_add_test(model, deterministic_makespan_is_exact);
+    tcase_add_test(model, device_lock_serializes_kernels);
+    tcase_add_test(model, contention_and_device_speed_scale_kernels);
+    tcase_add_test(model, change_points_apply_to_phases_that_start_after_them);
+    tcase_add_test(model, processor_sharing_in_the_pipeline);
+    tcase_add_test(model, memory_budget_is_never_overcommitted);
+    tcase_add_test(model, closed_window_matches_mean_value_analysis);
+    tcase_add_test(model, same_seed_gives_identical_runs);
+    tcase_add_test(model, invariants_hold_over_random_workloads);
+    tcase_add_test(model, failures_account_for_every_partition);
+    tcase_add_test(model, a_holding_controller_is_reported_as_a_stall);
+    tcase_add_test(model, traces_drive_arrivals);
+    tcase_add_test(seed, seed_case_proctime_keeps_the_gpu_fed);
+    tcase_add_test(seed, seed_failure_is_reproduced_on_bursts);
+    tcase_add_test(seed, proctime_matches_greedy_on_every_scenario);
+    suite_add_tcase(s, units);
+    suite_add_tcase(s, model);
+    suite_add_tcase(s, seed);
+    return tu_run(s);
+}
