@@ -56,6 +56,7 @@ struct sim {
     struct sim_device *devices;
 
     uint64_t synth_gen;
+    uint64_t synth_at;              /* when the pending EV_SYNTH fires, UINT64_MAX if none */
     int synth_dirty;
     uint64_t pacer_gen, pacer_due;
     int pacer_armed;
@@ -239,6 +240,7 @@ static void handle(struct sim *s, const struct cupace_event *ev)
     case EV_SYNTH:
         if (ev->gen != s->synth_gen)
             return;                 /* superseded */
+        s->synth_at = UINT64_MAX;
         synth_done(s, now);
         break;
     case EV_PREP:
@@ -265,9 +267,12 @@ static void handle(struct sim *s, const struct cupace_event *ev)
     if (s->synth_dirty) {
         uint64_t t = cupace_ps_next(&s->ps, now);
         s->synth_dirty = 0;
-        s->synth_gen++;
-        if (t != UINT64_MAX)
-            push(s, t, EV_SYNTH, 0, s->synth_gen);
+        if (t != s->synth_at) {     /* an unchanged finish keeps its event */
+            s->synth_gen++;
+            s->synth_at = t;
+            if (t != UINT64_MAX)
+                push(s, t, EV_SYNTH, 0, s->synth_gen);
+        }
     }
 }
 
@@ -343,6 +348,7 @@ int cupace_simulate(const struct cupace_config *cfg, struct cupace_pacer_instanc
     s.opts = opts;
     s.res = res;
     s.last_interval = 0;
+    s.synth_at = UINT64_MAX;
     snprintf(res->label, sizeof res->label, "%s", pacer->label);
     snprintf(res->plugin, sizeof res->plugin, "%s", pacer->plugin);
     if (sim_init(&s, cfg, err) < 0) {
