@@ -290,6 +290,44 @@ void cupace_pipeline_gpu_done(struct cupace_pipeline *pl, uint64_t now, uint32_t
     notify(pl, now);
 }
 
+void cupace_pipeline_abort(struct cupace_pipeline *pl, uint64_t now, uint32_t id, unsigned device)
+{
+    struct cupace_part *p = &pl->parts[id];
+
+    account(pl, now);
+    switch (p->state) {
+    case CUPACE_PART_SYNTH:
+        pl->in_synthesis--;
+        break;
+    case CUPACE_PART_GPU:
+        if (p->in_kernel)
+            kernel_stop(pl, p, device);
+        pl->gpu_busy--;
+        pl->device_holders[device]--;
+        break;
+    default:
+        return;                     /* waiting: see abort_waiting; finished: nothing to do */
+    }
+    finish_part(pl, now, p, 1);
+    notify(pl, now);
+}
+
+uint64_t cupace_pipeline_abort_waiting(struct cupace_pipeline *pl, uint64_t now)
+{
+    uint64_t n = 0;
+
+    account(pl, now);
+    while (pl->q_head < pl->q_tail) {
+        struct cupace_part *p = &pl->parts[pl->gpuq[pl->q_head++]];
+        pl->waiting--;
+        finish_part(pl, now, p, 1);
+        n++;
+    }
+    if (n)
+        notify(pl, now);
+    return n;
+}
+
 void cupace_pipeline_signals(const struct cupace_pipeline *pl, uint64_t now,
                              struct cupace_signals *s)
 {

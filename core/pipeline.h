@@ -121,6 +121,12 @@ int cupace_pipeline_kernel_end(struct cupace_pipeline *pl, uint64_t now, uint32_
 void cupace_pipeline_gpu_done(struct cupace_pipeline *pl, uint64_t now, uint32_t part,
                               unsigned device, uint64_t epilogue_ns);
 
+/* Cancels a partition wherever it is (synthesis, or on a worker of
+ * `device`): it is accounted as failed.  For a cancelled real-time run. */
+void cupace_pipeline_abort(struct cupace_pipeline *pl, uint64_t now, uint32_t part, unsigned device);
+/* Cancels every waiting partition; returns how many. */
+uint64_t cupace_pipeline_abort_waiting(struct cupace_pipeline *pl, uint64_t now);
+
 /* The snapshot given to the controller. */
 void cupace_pipeline_signals(const struct cupace_pipeline *pl, uint64_t now,
                              struct cupace_signals *s);

@@ -1,16 +1,713 @@
 /*
- * realtime.c -- the real-time engine.  (Lands with the next step.)
+ * realtime.c -- the real-time engine: the pipeline of pipeline.h driven by
+ * threads on the monotonic clock.
+ *
+ * Threads:
+ *  - the dispatcher (the calling thread): the only caller of the controller.
+ *    It handles arrivals, feeds the controller one update per event (the
+ *    pipeline's observer logs a snapshot per transition; the dispatcher
+ *    replays them in order), and dispatches when the gates pass and
+ *    now >= last_dispatch + interval.  It sleeps on a condition variable
+ *    until an absolute CLOCK_MONOTONIC deadline (the due dispatch, the next
+ *    arrival, the status line) and is woken early by every event;
+ *  - `synth_workers` synthesis threads sharing `cpu_slots` by processor
+ *    sharing (the same ps.c tracker as the simulator);
+ *  - `workers_per_device` GPU workers per device; the device lock is a ticket
+ *    lock, granted in request order;
+ *  - a signal thread: the first SIGINT/SIGTERM stops dispatching, the
+ *    second cancels what is in flight.
+ *
+ * All pipeline state is under one mutex.  The GPU completion ("finalizer")
+ * adds the worker's processing time to gpu_ns_total before it increments
+ * gpu_done, inside that mutex, whose unlock/lock pairs are the
+ * release/acquire edges: the dispatcher never sees a completion without its
+ * time.  Durations come from the same per-partition streams as the
+ * simulator, scaled by time_scale; reports are in real seconds.
  */
+#define _GNU_SOURCE 1
 #include "config.h"
 #include "realtime.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "pipeline.h"
+#include "ps.h"
+#include "units.h"
+#ifdef HAVE_CUDA
+#include "cuda_backend.h"
+#endif
+
+struct rt_device {
+    pthread_cond_t cv;
+    uint64_t next_ticket, serving;
+};
+
+struct rt_gpu_worker {
+    struct cupace_rt *rt;
+    unsigned device;
+    pthread_t thread;
+};
+
+struct cupace_rt {
+    struct cupace_config cfg;           /* scaled copy */
+    struct cupace_pipeline pl;
+    struct cupace_pacer_instance *pacer;
+    const struct cupace_backend_ops *backend;
+    const struct cupace_run_opts *opts;
+    struct cupace_result *res;
+    int quiet, tty;
+
+    pthread_mutex_t lock;
+    pthread_cond_t dispatcher_cv, synth_cv, gpu_cv;
+    struct rt_device *devices;
+    uint32_t *synth_q;                  /* dispatched, not yet picked by a thread */
+    uint32_t sq_head, sq_tail;
+    uint8_t *synth_finished;
+    struct cupace_ps ps;
+    struct cupace_signals *log, *replay;   /* two buffers, swapped by the dispatcher */
+    size_t nlog, caplog, capreplay;
+    int stopping, cancelled, done, oom;
+
+    pthread_mutex_t sleep_lock;
+    pthread_cond_t sleep_cv;
+    int sleep_cancel;
+
+    uint64_t t0;
+    uint64_t last_event_ns;
+    double *lateness;
+    size_t nlateness;
+    uint64_t last_interval;
+
+    pthread_t *synth_threads;
+    struct rt_gpu_worker *gpu_workers;
+    size_t nsynth_started, ngpu_started;
+};
+
+/* ---- clock and waiting ------------------------------------------------- */
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t rt_now(const struct cupace_rt *rt)
+{
+    return mono_ns() - rt->t0;
+}
+
+static void cond_init_monotonic(pthread_cond_t *cv)
+{
+    pthread_condattr_t a;
+
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(cv, &a);
+    pthread_condattr_destroy(&a);
+}
+
+/* Waits on cv until the engine time `deadline` (UINT64_MAX: no deadline). */
+static void wait_until(struct cupace_rt *rt, pthread_cond_t *cv, pthread_mutex_t *m,
+                       uint64_t deadline)
+{
+    struct timespec ts;
+    uint64_t abs;
+
+    if (deadline == UINT64_MAX) {
+        pthread_cond_wait(cv, m);
+        return;
+    }
+    abs = cupace_sat_add(rt->t0, deadline);
+    ts.tv_sec = (time_t)(abs / 1000000000ULL);
+    ts.tv_nsec = (long)(abs % 1000000000ULL);
+    pthread_cond_timedwait(cv, m, &ts);
+}
+
+int cupace_rt_sleep(struct cupace_rt *rt, uint64_t ns)
+{
+    uint64_t deadline = cupace_sat_add(rt_now(rt), ns);
+    int rc = 0;
+
+    pthread_mutex_lock(&rt->sleep_lock);
+    while (!rt->sleep_cancel && rt_now(rt) < deadline)
+        wait_until(rt, &rt->sleep_cv, &rt->sleep_lock, deadline);
+    rc = rt->sleep_cancel ? -1 : 0;
+    pthread_mutex_unlock(&rt->sleep_lock);
+    return rc;
+}
+
+static int emulated_phase(struct cupace_rt *rt, unsigned device, enum cupace_phase phase,
+                          uint32_t part, uint64_t ns)
+{
+    (void)device;
+    (void)phase;
+    (void)part;
+    return cupace_rt_sleep(rt, ns);
+}
+
+const struct cupace_backend_ops cupace_backend_emulated = {
+    .name = "emulated",
+    .run_phase = emulated_phase,
+};
+
+/* ---- the observer: one snapshot per event, replayed by the dispatcher -- */
+
+static void on_event(void *ctx, uint64_t now)
+{
+    struct cupace_rt *rt = ctx;
+
+    if (rt->nlog == rt->caplog) {
+        size_t cap = rt->caplog ? rt->caplog * 2 : 256;
+        struct cupace_signals *more = realloc(rt->log, cap * sizeof *more);
+        if (!more) {
+            rt->oom = 1;
+            return;
+        }
+        rt->log = more;
+        rt->caplog = cap;
+    }
+    cupace_pipeline_signals(&rt->pl, now, &rt->log[rt->nlog++]);
+    pthread_cond_signal(&rt->dispatcher_cv);
+}
+
+/* ---- synthesis --------------------------------------------------------- */
+
+/* Ends every synthesis whose work is done by now; called with the lock. */
+static void synth_collect(struct cupace_rt *rt, uint64_t now)
+{
+    uint32_t id;
+    int any = 0;
+
+    while (rt->ps.n && cupace_ps_next(&rt->ps, now) <= now) {
+        id = cupace_ps_pop(&rt->ps, now);
+        rt->synth_finished[id] = 1;
+        if (cupace_pipeline_synth_end(&rt->pl, now, id) == 0)
+            pthread_cond_signal(&rt->gpu_cv);
+        any = 1;
+    }
+    while (cupace_ps_pop_due(&rt->ps, now, &id) == 0) {
+        rt->synth_finished[id] = 1;
+        if (cupace_pipeline_synth_end(&rt->pl, now, id) == 0)
+            pthread_cond_signal(&rt->gpu_cv);
+        any = 1;
+    }
+    if (any)
+        pthread_cond_broadcast(&rt->synth_cv);
+}
+
+static void *synth_thread(void *arg)
+{
+    struct cupace_rt *rt = arg;
+
+    pthread_mutex_lock(&rt->lock);
+    for (;;) {
+        uint32_t id;
+
+        while (rt->sq_head == rt->sq_tail && !rt->done && !rt->cancelled)
+            pthread_cond_wait(&rt->synth_cv, &rt->lock);
+        if (rt->sq_head == rt->sq_tail)
+            break;
+        id = rt->synth_q[rt->sq_head++];
+        if (rt->cancelled) {
+            cupace_pipeline_abort(&rt->pl, rt_now(rt), id, 0);
+            continue;
+        }
+        cupace_ps_add(&rt->ps, rt_now(rt), id, rt->pl.parts[id].synth_drawn_ns);
+        pthread_cond_broadcast(&rt->synth_cv);     /* the others' deadlines moved */
+        while (!rt->synth_finished[id] && !rt->cancelled) {
+            synth_collect(rt, rt_now(rt));
+            if (!rt->synth_finished[id])
+                wait_until(rt, &rt->synth_cv, &rt->lock, cupace_ps_next(&rt->ps, rt_now(rt)));
+        }
+        if (!rt->synth_finished[id])
+            cupace_pipeline_abort(&rt->pl, rt_now(rt), id, 0);
+    }
+    pthread_mutex_unlock(&rt->lock);
+    return NULL;
+}
+
+/* ---- GPU workers ------------------------------------------------------- */
+
+/* Runs a phase without the lock; returns -1 if cancelled. */
+static int phase(struct cupace_rt *rt, unsigned device, enum cupace_phase ph, uint32_t id,
+                 uint64_t ns)
+{
+    int rc;
+
+    pthread_mutex_unlock(&rt->lock);
+    rc = rt->backend->run_phase(rt, device, ph, id, ns);
+    pthread_mutex_lock(&rt->lock);
+    return rc < 0 || rt->cancelled ? -1 : 0;
+}
+
+static int lock_device(struct cupace_rt *rt, struct rt_device *d)
+{
+    uint64_t ticket = d->next_ticket++;
+
+    while (d->serving != ticket && !rt->cancelled)
+        pthread_cond_wait(&d->cv, &rt->lock);
+    return rt->cancelled ? -1 : 0;
+}
+
+static void unlock_device(struct rt_device *d)
+{
+    d->serving++;
+    pthread_cond_broadcast(&d->cv);
+}
+
+/* One partition through prep, kernel and epilogue; with the lock held. */
+static void gpu_process(struct cupace_rt *rt, unsigned dev, uint32_t id)
+{
+    const struct cupace_workload *w = &rt->cfg.workload;
+    struct cupace_part *p = &rt->pl.parts[id];
+    struct rt_device *d = &rt->devices[dev];
+    uint64_t prep = cupace_workload_prep_ns(w, rt_now(rt), p->draws.prep), k, e;
+    int failed;
+
+    if (phase(rt, dev, CUPACE_PHASE_PREP, id, prep) < 0)
+        goto cancel;
+    if (w->gpu_exclusive && lock_device(rt, d) < 0)
+        goto cancel;
+    k = cupace_workload_kernel_ns(w, rt_now(rt), rt->pl.jobs[p->job].kernel_ns, p->draws.kernel,
+                                  dev, cupace_pipeline_contended(&rt->pl, dev));
+    cupace_pipeline_kernel_start(&rt->pl, rt_now(rt), id, dev, prep, k);
+    if (phase(rt, dev, CUPACE_PHASE_KERNEL, id, k) < 0) {
+        if (w->gpu_exclusive)
+            unlock_device(d);
+        goto cancel;
+    }
+    failed = cupace_pipeline_kernel_end(&rt->pl, rt_now(rt), id, dev);
+    if (w->gpu_exclusive)
+        unlock_device(d);
+    if (failed)
+        return;
+    e = cupace_workload_epilogue_ns(w, rt_now(rt), p->draws.epilogue);
+    if (phase(rt, dev, CUPACE_PHASE_EPILOGUE, id, e) < 0)
+        goto cancel;
+    /* the finalizer: time before the completion, inside the lock */
+    cupace_pipeline_gpu_done(&rt->pl, rt_now(rt), id, dev, e);
+    return;
+cancel:
+    cupace_pipeline_abort(&rt->pl, rt_now(rt), id, dev);
+}
+
+static void *gpu_thread(void *arg)
+{
+    struct rt_gpu_worker *wk = arg;
+    struct cupace_rt *rt = wk->rt;
+
+    pthread_mutex_lock(&rt->lock);
+    for (;;) {
+        uint32_t id;
+
+        while (rt->pl.waiting == 0 && !rt->done && !rt->cancelled)
+            pthread_cond_wait(&rt->gpu_cv, &rt->lock);
+        if (rt->pl.waiting == 0 || rt->cancelled)
+            break;
+        id = cupace_pipeline_take(&rt->pl, rt_now(rt), wk->device);
+        gpu_process(rt, wk->device, id);
+    }
+    pthread_mutex_unlock(&rt->lock);
+    return NULL;
+}
+
+/* ---- signals ----------------------------------------------------------- */
+
+struct sig_ctx {
+    struct cupace_rt *rt;
+    sigset_t set;
+};
+
+static void *signal_thread(void *arg)
+{
+    struct sig_ctx *sc = arg;
+    struct cupace_rt *rt = sc->rt;
+    int sig, count = 0;
+
+    while (sigwait(&sc->set, &sig) == 0) {
+        if (sig == SIGUSR2)
+            break;                      /* the run is over */
+        pthread_mutex_lock(&rt->lock);
+        if (++count == 1) {
+            rt->stopping = 1;
+            if (!rt->quiet)
+                fprintf(stderr, "\ncupace: %s: stopping dispatch, letting %llu partitions in "
+                        "flight finish (again to cancel them)\n", strsignal(sig),
+                        (unsigned long long)(rt->pl.dispatched - cupace_pipeline_finished(&rt->pl)));
+        } else {
+            rt->cancelled = 1;
+            pthread_cond_broadcast(&rt->synth_cv);
+            pthread_cond_broadcast(&rt->gpu_cv);
+            for (uint32_t d = 0; d < rt->pl.ndevices; d++)
+                pthread_cond_broadcast(&rt->devices[d].cv);
+            pthread_mutex_lock(&rt->sleep_lock);
+            rt->sleep_cancel = 1;
+            pthread_cond_broadcast(&rt->sleep_cv);
+            pthread_mutex_unlock(&rt->sleep_lock);
+            if (!rt->quiet)
+                fprintf(stderr, "cupace: %s again: cancelling what is in flight\n", strsignal(sig));
+        }
+        pthread_cond_broadcast(&rt->dispatcher_cv);
+        pthread_mutex_unlock(&rt->lock);
+    }
+    return NULL;
+}
+
+/* ---- the status line --------------------------------------------------- */
+
+static void status_line(struct cupace_rt *rt, uint64_t now, int final)
+{
+    char mem[32], iv[32], state[256];
+    const struct cupace_pipeline *pl = &rt->pl;
+
+    if (rt->quiet)
+        return;
+    cupace_format_size(pl->mem_reserved, mem, sizeof mem);
+    if (rt->last_interval == CUPACE_PACE_HOLD)
+        snprintf(iv, sizeof iv, "hold");
+    else
+        cupace_format_duration(rt->last_interval, iv, sizeof iv);
+    cupace_pacer_instance_describe(rt->pacer, state, sizeof state);
+    fprintf(stderr, "%s[%s] %7.1fs %llu/%u done  waiting %llu  synth %llu  gpu %llu/%u  mem %s  "
+            "interval %s  %s%s", rt->tty ? "\r\033[K" : "cupace: ", rt->pacer->label,
+            (double)now / 1e9, (unsigned long long)cupace_pipeline_finished(pl), pl->nparts,
+            (unsigned long long)pl->waiting, (unsigned long long)pl->in_synthesis,
+            (unsigned long long)pl->gpu_busy, pl->nworkers, mem, iv, state,
+            rt->tty && !final ? "" : "\n");
+}
+
+/* ---- the dispatcher ---------------------------------------------------- */
+
+/* Feeds the controller one update per logged event, in order. */
+static void replay_events(struct cupace_rt *rt)
+{
+    struct cupace_signals *batch = rt->log;
+    size_t n = rt->nlog, cap = rt->caplog;
+
+    rt->log = rt->replay;
+    rt->caplog = rt->capreplay;
+    rt->replay = batch;
+    rt->capreplay = cap;
+    rt->nlog = 0;
+    if (n)
+        rt->last_event_ns = batch[n - 1].now_ns;
+    pthread_mutex_unlock(&rt->lock);
+    for (size_t i = 0; i < n; i++)
+        rt->pacer->ops->update(rt->pacer->state, &batch[i]);
+    pthread_mutex_lock(&rt->lock);
+}
+
+static void record_lateness(struct cupace_rt *rt, uint64_t now, uint64_t due)
+{
+    uint64_t from = due > rt->last_event_ns ? due : rt->last_event_ns;
+
+    if (rt->nlateness < rt->pl.nparts)
+        rt->lateness[rt->nlateness++] = now > from ? (double)(now - from) / 1e9 : 0.0;
+}
+
+static void dispatch_loop(struct cupace_rt *rt)
+{
+    uint64_t last_dispatch = 0, next_status;
+    int any_dispatch = 0;
+
+    next_status = rt->tty ? 1000000000ULL : rt->cfg.engine.status_interval_ns;
+    for (;;) {
+        uint64_t now = rt_now(rt), deadline, in_flight;
+        struct cupace_signals sig;
+
+        while (cupace_pipeline_next_arrival(&rt->pl) <= now)
+            cupace_pipeline_arrive(&rt->pl, now);
+        if (rt->nlog) {
+            replay_events(rt);
+            continue;
+        }
+        if (now >= next_status) {
+            status_line(rt, now, 0);
+            next_status = now + (rt->tty ? 1000000000ULL : rt->cfg.engine.status_interval_ns);
+        }
+        in_flight = rt->pl.dispatched - cupace_pipeline_finished(&rt->pl);
+        if (cupace_pipeline_finished(&rt->pl) == rt->pl.nparts || rt->oom ||
+            ((rt->stopping || rt->cancelled) && in_flight == 0))
+            break;
+        if (rt->cancelled)
+            cupace_pipeline_abort_waiting(&rt->pl, now);
+        deadline = rt->stopping ? UINT64_MAX : cupace_pipeline_next_arrival(&rt->pl);
+        if (next_status < deadline)
+            deadline = next_status;
+        if (!rt->stopping && cupace_pipeline_can_dispatch(&rt->pl)) {
+            uint64_t iv, due;
+
+            cupace_pipeline_signals(&rt->pl, now, &sig);
+            pthread_mutex_unlock(&rt->lock);
+            iv = rt->pacer->ops->interval_ns(rt->pacer->state, &sig);
+            pthread_mutex_lock(&rt->lock);
+            rt->last_interval = iv;
+            if (iv != CUPACE_PACE_HOLD) {
+                due = any_dispatch ? cupace_sat_add(last_dispatch, iv) : 0;
+                now = rt_now(rt);
+                if (now >= due) {
+                    uint32_t id = cupace_pipeline_dispatch(&rt->pl, now);
+                    record_lateness(rt, now, due);
+                    last_dispatch = now;
+                    any_dispatch = 1;
+                    rt->synth_q[rt->sq_tail++] = id;
+                    pthread_cond_broadcast(&rt->synth_cv);
+                    continue;
+                }
+                if (due < deadline)
+                    deadline = due;
+            } else if (in_flight == 0 &&
+                       cupace_pipeline_next_arrival(&rt->pl) == UINT64_MAX && rt->nlog == 0) {
+                rt->res->stalled = 1;   /* nothing in flight, nothing to come: no event ever */
+                snprintf(rt->res->stall_reason, sizeof rt->res->stall_reason,
+                         "controller '%s' (%s) stalled the run at %.3fs: %llu partitions never "
+                         "dispatched, 0 in flight; it held (CUPACE_PACE_HOLD) with nothing left to "
+                         "wait for", rt->pacer->label, rt->pacer->plugin, (double)now / 1e9,
+                         (unsigned long long)(rt->pl.nparts - rt->pl.dispatched));
+                break;
+            }
+        }
+        if (rt->nlog == 0)
+            wait_until(rt, &rt->dispatcher_cv, &rt->lock, deadline);
+    }
+    status_line(rt, rt_now(rt), 1);
+}
+
+/* ---- set-up ------------------------------------------------------------ */
+
+static uint64_t scale_ns(uint64_t ns, double f)
+{
+    double v = (double)ns * f;
+
+    return v >= 1.8e19 ? UINT64_MAX : (uint64_t)llround(v);
+}
+
+/* A copy of cfg whose durations are multiplied by time_scale. */
+static int scale_config(struct cupace_config *dst, const struct cupace_config *src)
+{
+    struct cupace_workload *w = &dst->workload;
+    double f = src->workload.time_scale;
+
+    *dst = *src;
+    w->changes = NULL;
+    w->trace_jobs = NULL;
+    if (src->workload.nchanges) {
+        w->changes = malloc(src->workload.nchanges * sizeof *w->changes);
+        if (!w->changes)
+            return -1;
+        memcpy(w->changes, src->workload.changes, src->workload.nchanges * sizeof *w->changes);
+    }
+    if (src->workload.ntrace_jobs) {
+        w->trace_jobs = malloc(src->workload.ntrace_jobs * sizeof *w->trace_jobs);
+        if (!w->trace_jobs)
+            return -1;
+        memcpy(w->trace_jobs, src->workload.trace_jobs,
+               src->workload.ntrace_jobs * sizeof *w->trace_jobs);
+    }
+    w->interarrival_ns = scale_ns(w->interarrival_ns, f);
+    w->burst_every_ns = scale_ns(w->burst_every_ns, f);
+    w->synth_ns = scale_ns(w->synth_ns, f);
+    w->gpu_prep_ns = scale_ns(w->gpu_prep_ns, f);
+    w->gpu_kernel_ns = scale_ns(w->gpu_kernel_ns, f);
+    w->gpu_epilogue_ns = scale_ns(w->gpu_epilogue_ns, f);
+    for (size_t i = 0; i < w->nchanges; i++) {
+        w->changes[i].at_ns = scale_ns(w->changes[i].at_ns, f);
+        w->changes[i].ns = scale_ns(w->changes[i].ns, f);
+    }
+    for (size_t i = 0; i < w->ntrace_jobs; i++) {
+        w->trace_jobs[i].arrival_ns = scale_ns(w->trace_jobs[i].arrival_ns, f);
+        w->trace_jobs[i].synth_ns = scale_ns(w->trace_jobs[i].synth_ns, f);
+        w->trace_jobs[i].kernel_ns = scale_ns(w->trace_jobs[i].kernel_ns, f);
+    }
+    return 0;
+}
+
+/* backend = auto | cuda | emulated, said on stderr. */
+static int choose_backend(struct cupace_rt *rt, const struct cupace_config *cfg, int quiet,
+                          struct cupace_err *err)
+{
+    char why[256] = "this cupace was built without CUDA";
+    int n = -1;
+
+#ifdef HAVE_CUDA
+    n = cupace_cuda_probe(why, sizeof why);
+#endif
+    if (cfg->engine.backend == CUPACE_BACKEND_CUDA) {
+        if (n <= 0)
+            return cupace_err_set(err, "%s: [engine] backend = cuda: %s", cfg->path, why);
+        return cupace_err_set(err, "%s: [engine] backend = cuda: %d device%s answer, but the CUDA "
+                              "workers are not built yet; use backend = emulated", cfg->path, n,
+                              n == 1 ? "" : "s");
+    }
+    rt->backend = &cupace_backend_emulated;
+    if (!quiet && cfg->engine.backend == CUPACE_BACKEND_AUTO)
+        fprintf(stderr, "cupace: backend: emulated (%s)\n",
+                n > 0 ? "the CUDA workers are not built yet" : why);
+    return 0;
+}
+
+static int rt_init(struct cupace_rt *rt, const struct cupace_config *cfg, struct cupace_err *err)
+{
+    uint32_t n;
+
+    if (scale_config(&rt->cfg, cfg) < 0 || cupace_pipeline_init(&rt->pl, &rt->cfg, err) < 0)
+        return cupace_err_set(err, "%s: out of memory", cfg->path);
+    n = rt->pl.nparts ? rt->pl.nparts : 1;
+    rt->pl.observer = on_event;
+    rt->pl.observer_ctx = rt;
+    rt->synth_q = malloc(n * sizeof *rt->synth_q);
+    rt->synth_finished = calloc(n, 1);
+    rt->lateness = malloc(n * sizeof *rt->lateness);
+    rt->devices = calloc(rt->pl.ndevices, sizeof *rt->devices);
+    rt->synth_threads = calloc(cfg->engine.synth_workers, sizeof *rt->synth_threads);
+    rt->gpu_workers = calloc(rt->pl.nworkers, sizeof *rt->gpu_workers);
+    if (!rt->synth_q || !rt->synth_finished || !rt->lateness || !rt->devices ||
+        !rt->synth_threads || !rt->gpu_workers ||
+        cupace_ps_init(&rt->ps, (uint32_t)cfg->workload.cpu_slots, cfg->engine.synth_workers) < 0)
+        return cupace_err_set(err, "%s: out of memory", cfg->path);
+    rt->caplog = rt->capreplay = 4096;
+    rt->log = malloc(rt->caplog * sizeof *rt->log);
+    rt->replay = malloc(rt->capreplay * sizeof *rt->replay);
+    if (!rt->log || !rt->replay)
+        return cupace_err_set(err, "%s: out of memory", cfg->path);
+    pthread_mutex_init(&rt->lock, NULL);
+    pthread_mutex_init(&rt->sleep_lock, NULL);
+    cond_init_monotonic(&rt->dispatcher_cv);
+    cond_init_monotonic(&rt->synth_cv);
+    cond_init_monotonic(&rt->gpu_cv);
+    cond_init_monotonic(&rt->sleep_cv);
+    for (uint32_t d = 0; d < rt->pl.ndevices; d++)
+        cond_init_monotonic(&rt->devices[d].cv);
+    return 0;
+}
+
+static void rt_free(struct cupace_rt *rt)
+{
+    if (rt->devices) {
+        for (uint32_t d = 0; d < rt->pl.ndevices; d++)
+            pthread_cond_destroy(&rt->devices[d].cv);
+        pthread_mutex_destroy(&rt->lock);
+        pthread_mutex_destroy(&rt->sleep_lock);
+        pthread_cond_destroy(&rt->dispatcher_cv);
+        pthread_cond_destroy(&rt->synth_cv);
+        pthread_cond_destroy(&rt->gpu_cv);
+        pthread_cond_destroy(&rt->sleep_cv);
+    }
+    free(rt->devices);
+    free(rt->synth_q);
+    free(rt->synth_finished);
+    free(rt->lateness);
+    free(rt->log);
+    free(rt->replay);
+    free(rt->synth_threads);
+    free(rt->gpu_workers);
+    cupace_ps_free(&rt->ps);
+    cupace_pipeline_free(&rt->pl);
+    free(rt->cfg.workload.changes);
+    free(rt->cfg.workload.trace_jobs);
+}
+
+static int start_threads(struct cupace_rt *rt, struct cupace_err *err)
+{
+    for (uint64_t i = 0; i < rt->cfg.engine.synth_workers; i++) {
+        if (pthread_create(&rt->synth_threads[i], NULL, synth_thread, rt) != 0)
+            return cupace_err_set(err, "cannot start synthesis thread %llu: %s",
+                                  (unsigned long long)i, strerror(errno));
+        rt->nsynth_started++;
+    }
+    for (uint32_t w = 0; w < rt->pl.nworkers; w++) {
+        rt->gpu_workers[w].rt = rt;
+        rt->gpu_workers[w].device = w / rt->pl.workers_per_device;
+        if (pthread_create(&rt->gpu_workers[w].thread, NULL, gpu_thread, &rt->gpu_workers[w]) != 0)
+            return cupace_err_set(err, "cannot start GPU worker %u: %s", w, strerror(errno));
+        rt->ngpu_started++;
+    }
+    return 0;
+}
+
+static void join_threads(struct cupace_rt *rt)
+{
+    pthread_mutex_lock(&rt->lock);
+    rt->done = 1;
+    pthread_cond_broadcast(&rt->synth_cv);
+    pthread_cond_broadcast(&rt->gpu_cv);
+    pthread_mutex_unlock(&rt->lock);
+    for (size_t i = 0; i < rt->nsynth_started; i++)
+        pthread_join(rt->synth_threads[i], NULL);
+    for (size_t i = 0; i < rt->ngpu_started; i++)
+        pthread_join(rt->gpu_workers[i].thread, NULL);
+}
 
 int cupace_realtime(const struct cupace_config *cfg, struct cupace_pacer_instance *pacer,
                     const struct cupace_run_opts *opts, int quiet, struct cupace_result *res,
                     struct cupace_err *err)
 {
-    (void)pacer;
+    struct cupace_rt *rt = calloc(1, sizeof *rt);
+    struct sig_ctx sc;
+    sigset_t old;
+    pthread_t sigthread;
+    int rc = -1, have_sigthread = 0;
+
     (void)opts;
-    (void)quiet;
-    (void)res;
-    return cupace_err_set(err, "%s: mode = realtime is not built yet; use mode = sim", cfg->path);
+    if (!rt)
+        return cupace_err_set(err, "out of memory");
+    rt->pacer = pacer;
+    rt->opts = opts;
+    rt->res = res;
+    rt->quiet = quiet;
+    rt->tty = isatty(STDERR_FILENO);
+    snprintf(res->label, sizeof res->label, "%s", pacer->label);
+    snprintf(res->plugin, sizeof res->plugin, "%s", pacer->plugin);
+    if (choose_backend(rt, cfg, quiet, err) < 0 || rt_init(rt, cfg, err) < 0)
+        goto out;
+
+    sc.rt = rt;
+    sigemptyset(&sc.set);
+    sigaddset(&sc.set, SIGINT);
+    sigaddset(&sc.set, SIGTERM);
+    sigaddset(&sc.set, SIGUSR2);
+    pthread_sigmask(SIG_BLOCK, &sc.set, &old);     /* every thread inherits it */
+    have_sigthread = pthread_create(&sigthread, NULL, signal_thread, &sc) == 0;
+
+    rt->t0 = mono_ns();
+    pthread_mutex_lock(&rt->lock);
+    if (start_threads(rt, err) == 0) {
+        dispatch_loop(rt);
+        rc = 0;
+    }
+    pthread_mutex_unlock(&rt->lock);
+    join_threads(rt);
+    if (have_sigthread) {
+        pthread_kill(sigthread, SIGUSR2);
+        pthread_join(sigthread, NULL);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc == 0 && rt->oom)
+        rc = cupace_err_set(err, "%s: out of memory during the run", cfg->path);
+    if (rc == 0) {
+        /* replay what the last events told, so describe() is current */
+        pthread_mutex_lock(&rt->lock);
+        replay_events(rt);
+        pthread_mutex_unlock(&rt->lock);
+        cupace_result_from_pipeline(res, &rt->pl);
+        res->interrupted = rt->stopping || rt->cancelled;
+        res->has_lateness = 1;
+        res->lateness = cupace_quantiles(rt->lateness, rt->nlateness);
+        cupace_pacer_instance_describe(pacer, res->pacer_state, sizeof res->pacer_state);
+    }
+out:
+    rt_free(rt);
+    free(rt);
+    return rc;
 }

@@ -20,7 +20,8 @@ struct row {
     const char *label;
     double (*get)(const struct cupace_result *r);
     int better;                     /* -1 lower is better, +1 higher, 0 no ranking */
-    const char *fmt;
+    char conv;                      /* 'f' fixed or 'g' general */
+    int prec;
 };
 
 static double g_makespan(const struct cupace_result *r) { return r->makespan_s; }
@@ -42,25 +43,33 @@ static double g_failed(const struct cupace_result *r) { return (double)r->failed
 static double g_late99(const struct cupace_result *r) { return r->lateness.p99 * 1e3; }
 
 static const struct row rows[] = {
-    { "makespan (s)", g_makespan, -1, "%.1f" },
-    { "throughput (partitions/s)", g_throughput, +1, "%.4f" },
-    { "GPU busy (%)", g_busy, +1, "%.1f" },
-    { "GPU starved (device-s)", g_starved, -1, "%.1f" },
-    { "waiting, mean", g_wait_mean, 0, "%.2f" },
-    { "waiting, max", g_wait_max, 0, "%.0f" },
-    { "in synthesis, mean", g_synth_mean, 0, "%.2f" },
-    { "in synthesis, max", g_synth_max, 0, "%.0f" },
-    { "memory mean (GiB)", g_mem_mean, -1, "%.1f" },
-    { "memory peak (GiB)", g_mem_peak, -1, "%.1f" },
-    { "memory bound (GiB)", g_mem_bound, 0, "%.1f" },
-    { "job latency p50 (s)", g_lat50, -1, "%.1f" },
-    { "job latency p99 (s)", g_lat99, -1, "%.1f" },
-    { "job latency max (s)", g_latmax, -1, "%.1f" },
-    { "partitions completed", g_done, 0, "%.0f" },
-    { "partitions failed", g_failed, 0, "%.0f" },
+    { "makespan (s)", g_makespan, -1, 'g', 5 },
+    { "throughput (partitions/s)", g_throughput, +1, 'f', 4 },
+    { "GPU busy (%)", g_busy, +1, 'f', 1 },
+    { "GPU starved (device-s)", g_starved, -1, 'f', 1 },
+    { "waiting, mean", g_wait_mean, 0, 'f', 2 },
+    { "waiting, max", g_wait_max, 0, 'f', 0 },
+    { "in synthesis, mean", g_synth_mean, 0, 'f', 2 },
+    { "in synthesis, max", g_synth_max, 0, 'f', 0 },
+    { "memory mean (GiB)", g_mem_mean, -1, 'f', 1 },
+    { "memory peak (GiB)", g_mem_peak, -1, 'f', 1 },
+    { "memory bound (GiB)", g_mem_bound, 0, 'f', 1 },
+    { "job latency p50 (s)", g_lat50, -1, 'g', 5 },
+    { "job latency p99 (s)", g_lat99, -1, 'g', 5 },
+    { "job latency max (s)", g_latmax, -1, 'g', 5 },
+    { "partitions completed", g_done, 0, 'f', 0 },
+    { "partitions failed", g_failed, 0, 'f', 0 },
 };
 
-static const struct row lateness_row = { "dispatch lateness p99 (ms)", g_late99, -1, "%.3f" };
+static const struct row lateness_row = { "dispatch lateness p99 (ms)", g_late99, -1, 'f', 3 };
+
+static void format_cell(const struct row *row, double v, char *buf, size_t len)
+{
+    if (row->conv == 'f')
+        snprintf(buf, len, "%.*f", row->prec, v);
+    else
+        snprintf(buf, len, "%.*g", row->prec, v);
+}
 
 static void table_row(FILE *fp, const struct row *row, const struct cupace_result *r, size_t n,
                       int color)
@@ -82,8 +91,8 @@ static void table_row(FILE *fp, const struct row *row, const struct cupace_resul
         char shown[48], bshown[48];
         int mark;
 
-        snprintf(shown, sizeof shown, row->fmt, v);
-        snprintf(bshown, sizeof bshown, row->fmt, best);
+        format_cell(row, v, shown, sizeof shown);
+        format_cell(row, best, bshown, sizeof bshown);
         mark = row->better && n > 1 && strcmp(shown, bshown) == 0;
         snprintf(cell, sizeof cell, "%s%s", shown, mark ? "*" : " ");
         if (mark && color)
@@ -136,15 +145,15 @@ static void json_string(FILE *fp, const char *s)
     fputc('"', fp);
 }
 
-static double finite(double v)
+static double finite_or_zero(double v)
 {
     return isfinite(v) ? v : 0;
 }
 
 static void json_quantiles(FILE *fp, const char *name, const struct cupace_quantiles *q)
 {
-    fprintf(fp, "\"%s\": {\"p50\": %.9g, \"p99\": %.9g, \"max\": %.9g}", name, finite(q->p50),
-            finite(q->p99), finite(q->max));
+    fprintf(fp, "\"%s\": {\"p50\": %.9g, \"p99\": %.9g, \"max\": %.9g}", name, finite_or_zero(q->p50),
+            finite_or_zero(q->p99), finite_or_zero(q->max));
 }
 
 static void json_run(FILE *fp, const struct cupace_result *r)
@@ -155,22 +164,22 @@ static void json_run(FILE *fp, const struct cupace_result *r)
     json_string(fp, r->plugin);
     fprintf(fp, ",\n      \"makespan_s\": %.9g, \"partitions\": {\"dispatched\": %llu, "
                 "\"completed\": %llu, \"failed\": %llu, \"never_dispatched\": %llu},\n",
-            finite(r->makespan_s), (unsigned long long)r->dispatched,
+            finite_or_zero(r->makespan_s), (unsigned long long)r->dispatched,
             (unsigned long long)r->completed, (unsigned long long)r->failed,
             (unsigned long long)r->never_dispatched);
     fprintf(fp, "      \"jobs\": {\"completed\": %llu, \"failed\": %llu},\n",
             (unsigned long long)r->jobs_completed, (unsigned long long)r->jobs_failed);
     fprintf(fp, "      \"throughput_pps\": %.9g, \"gpu_busy_fraction\": %.9g, "
                 "\"gpu_starved_s\": %.9g,\n",
-            finite(r->throughput_pps), finite(r->gpu_busy_fraction), finite(r->gpu_starved_s));
+            finite_or_zero(r->throughput_pps), finite_or_zero(r->gpu_busy_fraction), finite_or_zero(r->gpu_starved_s));
     fprintf(fp, "      \"waiting\": {\"mean\": %.9g, \"max\": %llu}, "
                 "\"in_synthesis\": {\"mean\": %.9g, \"max\": %llu},\n",
-            finite(r->waiting_mean), (unsigned long long)r->waiting_max,
-            finite(r->in_synthesis_mean), (unsigned long long)r->in_synthesis_max);
+            finite_or_zero(r->waiting_mean), (unsigned long long)r->waiting_max,
+            finite_or_zero(r->in_synthesis_mean), (unsigned long long)r->in_synthesis_max);
     fprintf(fp, "      \"memory\": {\"mean_bytes\": %.0f, \"peak_bytes\": %llu, "
                 "\"budget_bytes\": %llu, \"bound_bytes\": %.0f},\n",
-            finite(r->mem_mean), (unsigned long long)r->mem_peak,
-            (unsigned long long)r->mem_budget, finite(r->mem_bound));
+            finite_or_zero(r->mem_mean), (unsigned long long)r->mem_peak,
+            (unsigned long long)r->mem_budget, finite_or_zero(r->mem_bound));
     fprintf(fp, "      ");
     json_quantiles(fp, "job_latency_s", &r->job_latency);
     fprintf(fp, ",\n");

@@ -1,0 +1,225 @@
+/* check_realtime.c -- the real-time engine with the emulated backend:
+ * agreement with the simulator, fault accounting, interrupts, stalls. */
+#include "config.h"
+
+#include <check.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pacer_host.h"
+#include "realtime.h"
+#include "sim.h"
+#include "testutil.h"
+
+static struct cupace_config *config_with_path(const char *body)
+{
+    char ini[8192], a[1024], b[1024];
+    struct cupace_err err;
+    struct cupace_config *cfg;
+
+    ck_assert_ptr_nonnull(realpath(tu_plugins_dir(), a));
+    ck_assert_ptr_nonnull(realpath(tu_test_plugins_dir(), b));
+    snprintf(ini, sizeof ini, "[pacer]\npath = %s:%s\n%s", a, b, body);
+    cfg = tu_config(ini, &err);
+    ck_assert_msg(cfg != NULL, "%s", err.msg);
+    return cfg;
+}
+
+static void run_cfg(struct cupace_config *cfg, const char *label, struct cupace_result *res)
+{
+    struct cupace_pacer_path path;
+    struct cupace_pacer_instance inst;
+    struct cupace_run_opts opts = { 0, 1000000000ULL };
+    struct cupace_err err;
+    int rc;
+
+    memset(res, 0, sizeof *res);
+    cupace_pacer_path_init(&path, cfg);
+    ck_assert_msg(cupace_pacer_instance_create(&inst, cfg, &path, label, &err) == 0, "%s", err.msg);
+    cupace_pacer_path_free(&path);
+    if (cfg->engine.mode == CUPACE_MODE_SIM)
+        rc = cupace_simulate(cfg, &inst, &opts, res, &err);
+    else
+        rc = cupace_realtime(cfg, &inst, &opts, 1, res, &err);
+    ck_assert_msg(rc == 0, "%s", err.msg);
+    cupace_pacer_instance_destroy(&inst);
+}
+
+/* A PoRep-like workload at 1/500 of its real durations. */
+#define POREP_SCALED                                                                          \
+    "[engine]\nmode = realtime\nbackend = emulated\nworkers_per_device = 2\nsynth_workers = 18\n" \
+    "memory_budget = 314GiB\n"                                                                  \
+    "[workload]\njobs = 12\npartitions_per_job = 10\nrelease_at_kernel = 13GiB\n"              \
+    "time_scale = 0.002\n"
+
+START_TEST(realtime_agrees_with_the_simulator)
+{
+    const char *labels[] = { "proctime", "fixed" };
+
+    for (int i = 0; i < 2; i++) {
+        struct cupace_config *cfg = config_with_path(POREP_SCALED);
+        struct cupace_result rt, sim;
+        double predicted;
+
+        run_cfg(cfg, labels[i], &rt);
+        cfg->engine.mode = CUPACE_MODE_SIM;
+        run_cfg(cfg, labels[i], &sim);
+        predicted = sim.makespan_s * 0.002;
+        ck_assert_msg(fabs(rt.makespan_s - predicted) <= 0.15 * predicted,
+                      "%s: realtime %.3f s, simulator %.3f s", labels[i], rt.makespan_s, predicted);
+        ck_assert_uint_eq(rt.completed, 120);
+        ck_assert(rt.invariants_ok);
+        ck_assert(rt.has_lateness);
+        ck_assert_uint_le(rt.mem_peak, 314ULL << 30);
+        cupace_config_free(cfg);
+    }
+}
+END_TEST
+
+START_TEST(faults_account_for_every_partition)
+{
+    struct cupace_config *cfg = config_with_path(POREP_SCALED "fail_rate = 0.25\n");
+    struct cupace_result r;
+
+    run_cfg(cfg, "recorder", &r);
+    ck_assert_uint_gt(r.failed, 0);
+    ck_assert_uint_eq(r.completed + r.failed, 120);
+    ck_assert_uint_eq(r.jobs_completed + r.jobs_failed, 12);
+    ck_assert(r.invariants_ok);
+    ck_assert_msg(strstr(r.pacer_state, "broken=0"), "%s", r.pacer_state);
+    cupace_config_free(cfg);
+}
+END_TEST
+
+/* Sends `count` SIGINTs to the process after `delay_ms`, from a thread that
+ * blocks the signal itself, so that only the engine's signal thread takes it. */
+struct interrupter {
+    int count;
+    long delay_ms;
+};
+
+static void *interrupt_later(void *arg)
+{
+    struct interrupter *it = arg;
+    struct timespec ts = { it->delay_ms / 1000, (it->delay_ms % 1000) * 1000000L };
+    sigset_t set;
+
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    for (int i = 0; i < it->count; i++) {
+        nanosleep(&ts, NULL);
+        kill(getpid(), SIGINT);
+    }
+    return NULL;
+}
+
+static void interrupted_run(int signals, struct cupace_result *r, double *wall)
+{
+    /* 4000 partitions at 30 ms of synthesis each: minutes if not stopped */
+    struct cupace_config *cfg = config_with_path(
+        "[engine]\nmode = realtime\nbackend = emulated\nsynth_workers = 8\nmemory_budget = 1TiB\n"
+        "[workload]\njobs = 400\npartitions_per_job = 10\nsynth_time = 30ms\ngpu_kernel = 20ms\n"
+        "gpu_prep = 0\ngpu_epilogue = 0\nsynth_cv = 0\ngpu_cv = 0\n");
+    struct interrupter it = { signals, 150 };
+    pthread_t t;
+    struct timespec a, b;
+    sigset_t set;
+
+    /* this thread must not take the signal either */
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    pthread_create(&t, NULL, interrupt_later, &it);
+    run_cfg(cfg, "fixed", r);
+    pthread_join(t, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    *wall = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+    cupace_config_free(cfg);
+}
+
+START_TEST(first_interrupt_drains_what_is_in_flight)
+{
+    struct cupace_result r;
+    double wall;
+
+    interrupted_run(1, &r, &wall);
+    ck_assert(r.interrupted);
+    ck_assert_msg(wall < 5.0, "took %.2f s", wall);
+    ck_assert_uint_gt(r.completed, 0);
+    ck_assert_uint_eq(r.failed, 0);                 /* in flight finished */
+    ck_assert_uint_gt(r.never_dispatched, 0);
+    ck_assert_uint_eq(r.completed + r.failed + r.never_dispatched, 4000);
+    ck_assert(r.invariants_ok);
+}
+END_TEST
+
+START_TEST(second_interrupt_cancels_in_flight_work)
+{
+    struct cupace_result r;
+    double wall;
+
+    interrupted_run(2, &r, &wall);
+    ck_assert(r.interrupted);
+    ck_assert_msg(wall < 5.0, "took %.2f s", wall);
+    ck_assert_uint_eq(r.completed + r.failed + r.never_dispatched, 4000);
+    ck_assert_uint_eq(r.dispatched, r.completed + r.failed);
+    ck_assert(r.invariants_ok);
+}
+END_TEST
+
+START_TEST(a_holding_controller_stalls_at_once)
+{
+    struct cupace_config *cfg = config_with_path(
+        "[engine]\nmode = realtime\n[pacer.holdall]\nburst = 2\n"
+        "[workload]\njobs = 1\ntime_scale = 0.001\n");
+    struct cupace_result r;
+
+    run_cfg(cfg, "holdall", &r);
+    ck_assert(r.stalled);
+    ck_assert_uint_eq(r.completed, 2);
+    ck_assert_msg(strstr(r.stall_reason, "holdall") && strstr(r.stall_reason, "8 partitions never"),
+                  "%s", r.stall_reason);
+    cupace_config_free(cfg);
+}
+END_TEST
+
+START_TEST(arrivals_and_change_points_are_scaled)
+{
+    struct cupace_config *cfg = config_with_path(
+        "[engine]\nmode = realtime\nworkers_per_device = 1\n"
+        "[workload]\njobs = 3\npartitions_per_job = 1\narrival = burst\nburst_jobs = 1\n"
+        "burst_every = 100s\nsynth_time = 10s\ngpu_prep = 0\ngpu_kernel = 10s\ngpu_epilogue = 0\n"
+        "synth_cv = 0\ngpu_cv = 0\ntime_scale = 0.002\n");
+    struct cupace_result r;
+
+    /* arrivals at 0, 0.2, 0.4 s; the last done 40 ms later: 0.44 s */
+    run_cfg(cfg, "fixed", &r);
+    ck_assert_msg(fabs(r.makespan_s - 0.44) < 0.06, "%.3f", r.makespan_s);
+    ck_assert_msg(r.job_latency.max < 0.08, "%.3f", r.job_latency.max);
+    cupace_config_free(cfg);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("realtime");
+    TCase *tc = tcase_create("emulated");
+
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, realtime_agrees_with_the_simulator);
+    tcase_add_test(tc, faults_account_for_every_partition);
+    tcase_add_test(tc, first_interrupt_drains_what_is_in_flight);
+    tcase_add_test(tc, second_interrupt_cancels_in_flight_work);
+    tcase_add_test(tc, a_holding_controller_stalls_at_once);
+    tcase_add_test(tc, arrivals_and_change_points_are_scaled);
+    suite_add_tcase(s, tc);
+    return tu_run(s);
+}
