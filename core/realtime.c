@@ -680,9 +680,9 @@ int cupace_realtime(const struct cupace_config *cfg, struct cupace_pacer_instanc
     pthread_sigmask(SIG_BLOCK, &sc.set, &old);     /* every thread inherits it */
     have_sigthread = pthread_create(&sigthread, NULL, signal_thread, &sc) == 0;
 
-    rt->t0 = mono_ns();
     pthread_mutex_lock(&rt->lock);
     if (start_threads(rt, err) == 0) {
+        rt->t0 = mono_ns();         /* the threads read it only under the lock */
         dispatch_loop(rt);
         rc = 0;
     }
