@@ -67,7 +67,9 @@ struct cupace_rt {
     int quiet, tty;
 
     pthread_mutex_t lock;
-    pthread_cond_t dispatcher_cv, synth_cv, gpu_cv;
+    pthread_cond_t dispatcher_cv, gpu_cv;
+    pthread_cond_t work_cv;             /* a dispatched partition waits for a synthesis thread */
+    pthread_cond_t synth_cv;            /* the set of syntheses changed: deadlines move */
     struct rt_device *devices;
     uint32_t *synth_q;                  /* dispatched, not yet picked by a thread */
     uint32_t sq_head, sq_tail;
@@ -136,9 +138,12 @@ static void wait_until(struct cupace_rt *rt, pthread_cond_t *cv, pthread_mutex_t
 
 int cupace_rt_sleep(struct cupace_rt *rt, uint64_t ns)
 {
-    uint64_t deadline = cupace_sat_add(rt_now(rt), ns);
+    uint64_t deadline;
     int rc = 0;
 
+    if (ns == 0)
+        return __atomic_load_n(&rt->sleep_cancel, __ATOMIC_ACQUIRE) ? -1 : 0;
+    deadline = cupace_sat_add(rt_now(rt), ns);
     pthread_mutex_lock(&rt->sleep_lock);
     while (!rt->sleep_cancel && rt_now(rt) < deadline)
         wait_until(rt, &rt->sleep_cv, &rt->sleep_lock, deadline);
@@ -215,7 +220,7 @@ static void *synth_thread(void *arg)
         uint32_t id;
 
         while (rt->sq_head == rt->sq_tail && !rt->done && !rt->cancelled)
-            pthread_cond_wait(&rt->synth_cv, &rt->lock);
+            pthread_cond_wait(&rt->work_cv, &rt->lock);
         if (rt->sq_head == rt->sq_tail)
             break;
         id = rt->synth_q[rt->sq_head++];
@@ -348,11 +353,12 @@ static void *signal_thread(void *arg)
         } else {
             rt->cancelled = 1;
             pthread_cond_broadcast(&rt->synth_cv);
+            pthread_cond_broadcast(&rt->work_cv);
             pthread_cond_broadcast(&rt->gpu_cv);
             for (uint32_t d = 0; d < rt->pl.ndevices; d++)
                 pthread_cond_broadcast(&rt->devices[d].cv);
             pthread_mutex_lock(&rt->sleep_lock);
-            rt->sleep_cancel = 1;
+            __atomic_store_n(&rt->sleep_cancel, 1, __ATOMIC_RELEASE);
             pthread_cond_broadcast(&rt->sleep_cv);
             pthread_mutex_unlock(&rt->sleep_lock);
             if (!rt->quiet)
@@ -462,7 +468,7 @@ static void dispatch_loop(struct cupace_rt *rt)
                     last_dispatch = now;
                     any_dispatch = 1;
                     rt->synth_q[rt->sq_tail++] = id;
-                    pthread_cond_broadcast(&rt->synth_cv);
+                    pthread_cond_signal(&rt->work_cv);
                     continue;
                 }
                 if (due < deadline)
@@ -585,6 +591,7 @@ static int rt_init(struct cupace_rt *rt, const struct cupace_config *cfg, struct
     pthread_mutex_init(&rt->sleep_lock, NULL);
     cond_init_monotonic(&rt->dispatcher_cv);
     cond_init_monotonic(&rt->synth_cv);
+    cond_init_monotonic(&rt->work_cv);
     cond_init_monotonic(&rt->gpu_cv);
     cond_init_monotonic(&rt->sleep_cv);
     for (uint32_t d = 0; d < rt->pl.ndevices; d++)
@@ -601,6 +608,7 @@ static void rt_free(struct cupace_rt *rt)
         pthread_mutex_destroy(&rt->sleep_lock);
         pthread_cond_destroy(&rt->dispatcher_cv);
         pthread_cond_destroy(&rt->synth_cv);
+        pthread_cond_destroy(&rt->work_cv);
         pthread_cond_destroy(&rt->gpu_cv);
         pthread_cond_destroy(&rt->sleep_cv);
     }
@@ -641,6 +649,7 @@ static void join_threads(struct cupace_rt *rt)
     pthread_mutex_lock(&rt->lock);
     rt->done = 1;
     pthread_cond_broadcast(&rt->synth_cv);
+    pthread_cond_broadcast(&rt->work_cv);
     pthread_cond_broadcast(&rt->gpu_cv);
     pthread_mutex_unlock(&rt->lock);
     for (size_t i = 0; i < rt->nsynth_started; i++)
