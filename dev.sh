@@ -30,7 +30,7 @@ make -C build -s -j"$jobs"
 
 case ${1:-build} in
   run)
-    CUPACE_PACER_PATH=build/plugins/.libs exec build/core/cupace ab conf/cupace.ini ;;
+    CUPACE_PACER_PATH=build/plugins/.libs exec build/cupace ab conf/cupace.ini ;;
   test)
     make -C build -s -j"$jobs" check ;;
   build) ;;

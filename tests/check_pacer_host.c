@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,7 +92,7 @@ static int make_instance(struct cupace_pacer_instance *inst, const char *ini_bod
     int rc;
 
     {
-        char abs1[1024], abs2[1024];
+        char abs1[PATH_MAX], abs2[PATH_MAX];
         char *r1 = realpath(tu_test_plugins_dir(), abs1), *r2 = realpath(tu_plugins_dir(), abs2);
         ck_assert_ptr_nonnull(r1);
         ck_assert_ptr_nonnull(r2);
@@ -273,7 +274,7 @@ static void on_found(void *ctx, const char *file, const struct cupace_pacer *ops
 
 START_TEST(scan_lists_found_and_refused)
 {
-    char abs1[1024], abs2[1024];
+    char abs1[PATH_MAX], abs2[PATH_MAX];
     char *dirs[2];
     struct cupace_pacer_path path;
     struct seen seen = { 0, 0, 0, 0 };

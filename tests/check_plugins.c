@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +19,7 @@ struct ctl {
 
 static void ctl_open(struct ctl *c, const char *label, const char *body)
 {
-    char abs[1024], ini[4096];
+    char abs[PATH_MAX], ini[4096];
     struct cupace_pacer_path path;
     struct cupace_err err;
 
@@ -34,7 +35,7 @@ static void ctl_open(struct ctl *c, const char *label, const char *body)
 
 static int ctl_refused(const char *label, const char *body, const char *needle)
 {
-    char abs[1024], ini[4096];
+    char abs[PATH_MAX], ini[4096];
     struct cupace_pacer_path path;
     struct cupace_pacer_instance inst;
     struct cupace_err err;

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -17,40 +18,6 @@
 #include "sim.h"
 #include "testutil.h"
 
-static struct cupace_config *config_with_path(const char *body)
-{
-    char ini[8192], a[1024], b[1024];
-    struct cupace_err err;
-    struct cupace_config *cfg;
-
-    ck_assert_ptr_nonnull(realpath(tu_plugins_dir(), a));
-    ck_assert_ptr_nonnull(realpath(tu_test_plugins_dir(), b));
-    snprintf(ini, sizeof ini, "[pacer]\npath = %s:%s\n%s", a, b, body);
-    cfg = tu_config(ini, &err);
-    ck_assert_msg(cfg != NULL, "%s", err.msg);
-    return cfg;
-}
-
-static void run_cfg(struct cupace_config *cfg, const char *label, struct cupace_result *res)
-{
-    struct cupace_pacer_path path;
-    struct cupace_pacer_instance inst;
-    struct cupace_run_opts opts = { 0, 1000000000ULL };
-    struct cupace_err err;
-    int rc;
-
-    memset(res, 0, sizeof *res);
-    cupace_pacer_path_init(&path, cfg);
-    ck_assert_msg(cupace_pacer_instance_create(&inst, cfg, &path, label, &err) == 0, "%s", err.msg);
-    cupace_pacer_path_free(&path);
-    if (cfg->engine.mode == CUPACE_MODE_SIM)
-        rc = cupace_simulate(cfg, &inst, &opts, res, &err);
-    else
-        rc = cupace_realtime(cfg, &inst, &opts, 1, res, &err);
-    ck_assert_msg(rc == 0, "%s", err.msg);
-    cupace_pacer_instance_destroy(&inst);
-}
-
 /* A PoRep-like workload at 1/500 of its real durations. */
 #define POREP_SCALED                                                                          \
     "[engine]\nmode = realtime\nbackend = emulated\nworkers_per_device = 2\nsynth_workers = 18\n" \
@@ -63,13 +30,13 @@ START_TEST(realtime_agrees_with_the_simulator)
     const char *labels[] = { "proctime", "fixed" };
 
     for (int i = 0; i < 2; i++) {
-        struct cupace_config *cfg = config_with_path(POREP_SCALED);
+        struct cupace_config *cfg = tu_config_with_plugins(POREP_SCALED);
         struct cupace_result rt, sim;
         double predicted;
 
-        run_cfg(cfg, labels[i], &rt);
+        tu_run_cfg(cfg, labels[i], &rt);
         cfg->engine.mode = CUPACE_MODE_SIM;
-        run_cfg(cfg, labels[i], &sim);
+        tu_run_cfg(cfg, labels[i], &sim);
         predicted = sim.makespan_s * 0.002;
         ck_assert_msg(fabs(rt.makespan_s - predicted) <= 0.15 * predicted,
                       "%s: realtime %.3f s, simulator %.3f s", labels[i], rt.makespan_s, predicted);
@@ -84,10 +51,10 @@ END_TEST
 
 START_TEST(faults_account_for_every_partition)
 {
-    struct cupace_config *cfg = config_with_path(POREP_SCALED "fail_rate = 0.25\n");
+    struct cupace_config *cfg = tu_config_with_plugins(POREP_SCALED "fail_rate = 0.25\n");
     struct cupace_result r;
 
-    run_cfg(cfg, "recorder", &r);
+    tu_run_cfg(cfg, "recorder", &r);
     ck_assert_uint_gt(r.failed, 0);
     ck_assert_uint_eq(r.completed + r.failed, 120);
     ck_assert_uint_eq(r.jobs_completed + r.jobs_failed, 12);
@@ -123,7 +90,7 @@ static void *interrupt_later(void *arg)
 static void interrupted_run(int signals, struct cupace_result *r, double *wall)
 {
     /* 4000 partitions at 30 ms of synthesis each: minutes if not stopped */
-    struct cupace_config *cfg = config_with_path(
+    struct cupace_config *cfg = tu_config_with_plugins(
         "[engine]\nmode = realtime\nbackend = emulated\nsynth_workers = 8\nmemory_budget = 1TiB\n"
         "[workload]\njobs = 400\npartitions_per_job = 10\nsynth_time = 30ms\ngpu_kernel = 20ms\n"
         "gpu_prep = 0\ngpu_epilogue = 0\nsynth_cv = 0\ngpu_cv = 0\n");
@@ -138,7 +105,7 @@ static void interrupted_run(int signals, struct cupace_result *r, double *wall)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     clock_gettime(CLOCK_MONOTONIC, &a);
     pthread_create(&t, NULL, interrupt_later, &it);
-    run_cfg(cfg, "fixed", r);
+    tu_run_cfg(cfg, "fixed", r);
     pthread_join(t, NULL);
     clock_gettime(CLOCK_MONOTONIC, &b);
     *wall = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
@@ -177,12 +144,12 @@ END_TEST
 
 START_TEST(a_holding_controller_stalls_at_once)
 {
-    struct cupace_config *cfg = config_with_path(
+    struct cupace_config *cfg = tu_config_with_plugins(
         "[engine]\nmode = realtime\n[pacer.holdall]\nburst = 2\n"
         "[workload]\njobs = 1\ntime_scale = 0.001\n");
     struct cupace_result r;
 
-    run_cfg(cfg, "holdall", &r);
+    tu_run_cfg(cfg, "holdall", &r);
     ck_assert(r.stalled);
     ck_assert_uint_eq(r.completed, 2);
     ck_assert_msg(strstr(r.stall_reason, "holdall") && strstr(r.stall_reason, "8 partitions never"),
@@ -193,7 +160,7 @@ END_TEST
 
 START_TEST(arrivals_and_change_points_are_scaled)
 {
-    struct cupace_config *cfg = config_with_path(
+    struct cupace_config *cfg = tu_config_with_plugins(
         "[engine]\nmode = realtime\nworkers_per_device = 1\n"
         "[workload]\njobs = 3\npartitions_per_job = 1\narrival = burst\nburst_jobs = 1\n"
         "burst_every = 100s\nsynth_time = 10s\ngpu_prep = 0\ngpu_kernel = 10s\ngpu_epilogue = 0\n"
@@ -201,7 +168,7 @@ START_TEST(arrivals_and_change_points_are_scaled)
     struct cupace_result r;
 
     /* arrivals at 0, 0.2, 0.4 s; the last done 40 ms later: 0.44 s */
-    run_cfg(cfg, "fixed", &r);
+    tu_run_cfg(cfg, "fixed", &r);
     ck_assert_msg(fabs(r.makespan_s - 0.44) < 0.06, "%.3f", r.makespan_s);
     ck_assert_msg(r.job_latency.max < 0.08, "%.3f", r.job_latency.max);
     cupace_config_free(cfg);

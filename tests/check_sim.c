@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,47 +20,17 @@
 
 /* ---- helpers ----------------------------------------------------------- */
 
-static struct cupace_config *config_with_path(const char *body)
-{
-    char ini[8192], a[1024], b[1024];
-    struct cupace_err err;
-    struct cupace_config *cfg;
-
-    ck_assert_ptr_nonnull(realpath(tu_plugins_dir(), a));
-    ck_assert_ptr_nonnull(realpath(tu_test_plugins_dir(), b));
-    snprintf(ini, sizeof ini, "[pacer]\npath = %s:%s\n%s", a, b, body);
-    cfg = tu_config(ini, &err);
-    ck_assert_msg(cfg != NULL, "%s", err.msg);
-    return cfg;
-}
-
-/* Simulates the workload of cfg under LABEL. */
-static void run_cfg(struct cupace_config *cfg, const char *label, struct cupace_result *res)
-{
-    struct cupace_pacer_path path;
-    struct cupace_pacer_instance inst;
-    struct cupace_run_opts opts = { 0, 1000000000ULL };
-    struct cupace_err err;
-
-    memset(res, 0, sizeof *res);
-    cupace_pacer_path_init(&path, cfg);
-    ck_assert_msg(cupace_pacer_instance_create(&inst, cfg, &path, label, &err) == 0, "%s", err.msg);
-    cupace_pacer_path_free(&path);
-    ck_assert_msg(cupace_simulate(cfg, &inst, &opts, res, &err) == 0, "%s", err.msg);
-    cupace_pacer_instance_destroy(&inst);
-}
-
 static void run(const char *body, const char *label, struct cupace_result *res)
 {
-    struct cupace_config *cfg = config_with_path(body);
+    struct cupace_config *cfg = tu_config_with_plugins(body);
 
-    run_cfg(cfg, label, res);
+    tu_run_cfg(cfg, label, res);
     cupace_config_free(cfg);
 }
 
 static struct cupace_config *scenario(const char *name, const char *const *sets, size_t nsets)
 {
-    char path[1024], abs[1024];
+    char path[1024], abs[PATH_MAX];
     struct cupace_err err;
     struct cupace_config *cfg;
     const char *srcdir = getenv("CUPACE_TEST_SRCDIR");
@@ -412,7 +383,7 @@ START_TEST(seed_case_proctime_keeps_the_gpu_fed)
     struct cupace_result r;
     double rate = 2.0 / 1.2;
 
-    run_cfg(cfg, "proctime", &r);
+    tu_run_cfg(cfg, "proctime", &r);
     /* the first partitions need one synthesis (30 s) before the GPU can start */
     ck_assert_msg(r.completed / (r.makespan_s - 30.0) >= 0.97 * rate, "%.4f/s of %.4f/s",
                   r.completed / (r.makespan_s - 30.0), rate);
@@ -425,10 +396,10 @@ START_TEST(seed_failure_is_reproduced_on_bursts)
     struct cupace_config *cfg = scenario("scenarios/bursts.ini", NULL, 0);
     struct cupace_result p, ic, stale, greedy;
 
-    run_cfg(cfg, "proctime", &p);
-    run_cfg(cfg, "intercompletion", &ic);
-    run_cfg(cfg, "stale", &stale);
-    run_cfg(cfg, "greedy", &greedy);
+    tu_run_cfg(cfg, "proctime", &p);
+    tu_run_cfg(cfg, "intercompletion", &ic);
+    tu_run_cfg(cfg, "stale", &stale);
+    tu_run_cfg(cfg, "greedy", &greedy);
     ck_assert_msg(p.job_latency.p50 <= 1.05 * greedy.job_latency.p50, "proctime %.1f greedy %.1f",
                   p.job_latency.p50, greedy.job_latency.p50);
     ck_assert_msg(ic.job_latency.p50 >= 1.05 * greedy.job_latency.p50, "intercompletion %.1f",
@@ -450,8 +421,8 @@ START_TEST(proctime_matches_greedy_on_every_scenario)
         struct cupace_config *cfg = scenario(files[i], NULL, 0);
         struct cupace_result p, g;
 
-        run_cfg(cfg, "proctime", &p);
-        run_cfg(cfg, "greedy", &g);
+        tu_run_cfg(cfg, "proctime", &p);
+        tu_run_cfg(cfg, "greedy", &g);
         ck_assert_msg(p.makespan_s <= 1.05 * g.makespan_s, "%s: proctime %.1f s, greedy %.1f s",
                       files[i], p.makespan_s, g.makespan_s);
         ck_assert(p.invariants_ok && g.invariants_ok);

@@ -1,7 +1,12 @@
 /* testutil.c -- see testutil.h. */
 #include "config.h"
 #include "testutil.h"
+#include "pacer_host.h"
+#include "realtime.h"
+#include "result.h"
+#include "sim.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,4 +65,38 @@ int tu_run(Suite *s)
     failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     return failed ? 1 : 0;
+}
+
+struct cupace_config *tu_config_with_plugins(const char *body)
+{
+    char ini[8192], a[PATH_MAX], b[PATH_MAX];
+    struct cupace_err err;
+    struct cupace_config *cfg;
+
+    ck_assert_ptr_nonnull(realpath(tu_plugins_dir(), a));
+    ck_assert_ptr_nonnull(realpath(tu_test_plugins_dir(), b));
+    snprintf(ini, sizeof ini, "[pacer]\npath = %s:%s\n%s", a, b, body);
+    cfg = tu_config(ini, &err);
+    ck_assert_msg(cfg != NULL, "%s", err.msg);
+    return cfg;
+}
+
+void tu_run_cfg(struct cupace_config *cfg, const char *label, struct cupace_result *res)
+{
+    struct cupace_pacer_path path;
+    struct cupace_pacer_instance inst;
+    struct cupace_run_opts opts = { 0, 1000000000ULL };
+    struct cupace_err err;
+    int rc;
+
+    memset(res, 0, sizeof *res);
+    cupace_pacer_path_init(&path, cfg);
+    ck_assert_msg(cupace_pacer_instance_create(&inst, cfg, &path, label, &err) == 0, "%s", err.msg);
+    cupace_pacer_path_free(&path);
+    if (cfg->engine.mode == CUPACE_MODE_SIM)
+        rc = cupace_simulate(cfg, &inst, &opts, res, &err);
+    else
+        rc = cupace_realtime(cfg, &inst, &opts, 1, res, &err);
+    ck_assert_msg(rc == 0, "%s", err.msg);
+    cupace_pacer_instance_destroy(&inst);
 }

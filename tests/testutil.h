@@ -20,6 +20,14 @@ const char *tu_dir(void);
 /* Loads INI text as a config file; NULL with err set on failure. */
 struct cupace_config *tu_config(const char *ini, struct cupace_err *err);
 
+/* INI text behind a [pacer] path of the shipped and the test-only
+ * controllers (absolute paths). */
+struct cupace_config *tu_config_with_plugins(const char *body);
+
+/* Runs LABEL on cfg, in the config's mode (quietly); asserts it ran. */
+struct cupace_result;
+void tu_run_cfg(struct cupace_config *cfg, const char *label, struct cupace_result *res);
+
 /* Folders of the shipped controllers and of the test-only ones. */
 const char *tu_plugins_dir(void);
 const char *tu_test_plugins_dir(void);
