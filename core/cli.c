@@ -272,7 +272,7 @@ int main(int argc, char **argv)
     if (parse_args(&cli, argc, argv) != 0)
         return CUPACE_EXIT_USAGE;
     if (cli.version) {
-        printf("cupace %s (controller ABI %u)\n", PACKAGE_VERSION, CUPACE_PACER_ABI);
+        printf("cupace %s (controller ABI %u)\n", PACKAGE_VERSION, (unsigned)CUPACE_PACER_ABI);
         return CUPACE_EXIT_OK;
     }
     if (cli.help && cli.command && strcmp(cli.command, "help") != 0)

@@ -94,6 +94,10 @@ static const struct keydef keys[] = {
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
+/* K_ENUM fields are written as an int */
+_Static_assert(sizeof(enum cupace_dist) == sizeof(int) && sizeof(enum cupace_mode) == sizeof(int),
+               "enums are int-sized");
+
 struct loader {
     struct cupace_config *cfg;
     struct cupace_err *err;
@@ -478,7 +482,7 @@ static int set_table_key(struct loader *ld, int idx, const char *value)
         if (!in_range(k, (double)u))
             return fail(ld, k->section, k->key, "expected an integer from %.0f to %.0f, got '%s'",
                         k->min, k->max, value);
-        *(uint64_t *)field = u;
+        memcpy(field, &u, sizeof u);
         return 0;
     case K_DURATION:
     case K_SIZE:
@@ -492,7 +496,7 @@ static int set_table_key(struct loader *ld, int idx, const char *value)
                 cupace_format_duration((uint64_t)k->min, lo, sizeof lo);
             return fail(ld, k->section, k->key, "expected at least %s, got '%s'", lo, value);
         }
-        *(uint64_t *)field = u;
+        memcpy(field, &u, sizeof u);
         return 0;
     case K_F64:
         if (cupace_parse_f64(value, &d, &why) < 0)
@@ -500,18 +504,18 @@ static int set_table_key(struct loader *ld, int idx, const char *value)
         if (!in_range(k, d))
             return fail(ld, k->section, k->key, "expected a number from %g to %g, got '%s'",
                         k->min, k->max, value);
-        *(double *)field = d;
+        memcpy(field, &d, sizeof d);
         return 0;
     case K_BOOL:
         if (cupace_parse_bool(value, &b, &why) < 0)
             break;
-        *(int *)field = b;
+        memcpy(field, &b, sizeof b);
         return 0;
     case K_ENUM: {
         char list[256] = "";
         for (int i = 0; k->names[i]; i++) {
             if (strcmp(value, k->names[i]) == 0) {
-                *(int *)field = i;
+                memcpy(field, &i, sizeof i);    /* the enums are int-sized */
                 return 0;
             }
             snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? " | " : "",

@@ -98,7 +98,7 @@ int cupace_pacer_validate(const struct cupace_pacer *p, size_t symsize, char *wh
     }
     if (p->abi != CUPACE_PACER_ABI) {
         snprintf(why, len, "it was built for controller ABI %u, this cupace speaks ABI %u: "
-                 "rebuild it against this cupace's cupace/pacer.h", p->abi, CUPACE_PACER_ABI);
+                 "rebuild it against this cupace's cupace/pacer.h", p->abi, (unsigned)CUPACE_PACER_ABI);
         return -1;
     }
     if (p->size < sizeof(struct cupace_pacer) || (symsize && symsize < sizeof(struct cupace_pacer))) {
