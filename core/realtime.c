@@ -88,6 +88,7 @@ struct cupace_rt {
     double *lateness;
     size_t nlateness;
     uint64_t last_interval;
+    uint64_t next_sample;
 
     pthread_t *synth_threads;
     struct rt_gpu_worker *gpu_workers;
@@ -166,6 +167,8 @@ const struct cupace_backend_ops cupace_backend_emulated = {
     .run_phase = emulated_phase,
 };
 
+static uint64_t scale_ns(uint64_t ns, double f);
+
 /* ---- the observer: one snapshot per event, replayed by the dispatcher -- */
 
 static void on_event(void *ctx, uint64_t now)
@@ -184,6 +187,20 @@ static void on_event(void *ctx, uint64_t now)
     }
     cupace_pipeline_signals(&rt->pl, now, &rt->log[rt->nlog++]);
     pthread_cond_signal(&rt->dispatcher_cv);
+    if (rt->opts->record_series && now >= rt->next_sample) {
+        struct cupace_sample smp = {
+            .t_s = (double)now / 1e9, .waiting = (uint32_t)rt->pl.waiting,
+            .in_synthesis = (uint32_t)rt->pl.in_synthesis, .on_gpu = (uint32_t)rt->pl.gpu_busy,
+            .mem_reserved = rt->pl.mem_reserved,
+            .interval_s = rt->last_interval == CUPACE_PACE_HOLD ? NAN
+                                                                : (double)rt->last_interval / 1e9,
+        };
+        if (cupace_result_add_sample(rt->res, &smp) < 0)
+            rt->oom = 1;
+        /* one sample per step of model time */
+        rt->next_sample = cupace_sat_add(now, scale_ns(rt->opts->series_step_ns,
+                                                       rt->cfg.workload.time_scale));
+    }
 }
 
 /* ---- synthesis --------------------------------------------------------- */
@@ -668,7 +685,6 @@ int cupace_realtime(const struct cupace_config *cfg, struct cupace_pacer_instanc
     pthread_t sigthread;
     int rc = -1, have_sigthread = 0;
 
-    (void)opts;
     if (!rt)
         return cupace_err_set(err, "out of memory");
     rt->pacer = pacer;
