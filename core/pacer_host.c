@@ -255,7 +255,9 @@ static int params_get_f64(void *ctx, const char *key, double def, double *out)
     return cupace_parse_f64(kv->value, out, &why) < 0 ? params_bad(ctx, kv, why) : 0;
 }
 
-static int params_get_ns(void *ctx, const char *key, uint64_t def, uint64_t *out)
+/* Durations and integers: one lookup, two parsers. */
+static int params_get_uint(void *ctx, const char *key, uint64_t def, uint64_t *out,
+                           int (*parse)(const char *, uint64_t *, const char **))
 {
     struct cupace_kv *kv = params_find(ctx, key);
     const char *why;
@@ -264,19 +266,17 @@ static int params_get_ns(void *ctx, const char *key, uint64_t def, uint64_t *out
         *out = def;
         return 0;
     }
-    return cupace_parse_duration(kv->value, out, &why) < 0 ? params_bad(ctx, kv, why) : 0;
+    return parse(kv->value, out, &why) < 0 ? params_bad(ctx, kv, why) : 0;
+}
+
+static int params_get_ns(void *ctx, const char *key, uint64_t def, uint64_t *out)
+{
+    return params_get_uint(ctx, key, def, out, cupace_parse_duration);
 }
 
 static int params_get_u64(void *ctx, const char *key, uint64_t def, uint64_t *out)
 {
-    struct cupace_kv *kv = params_find(ctx, key);
-    const char *why;
-
-    if (!kv) {
-        *out = def;
-        return 0;
-    }
-    return cupace_parse_u64(kv->value, out, &why) < 0 ? params_bad(ctx, kv, why) : 0;
+    return params_get_uint(ctx, key, def, out, cupace_parse_u64);
 }
 
 static int params_get_bool(void *ctx, const char *key, int def, int *out)
