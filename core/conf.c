@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 enum key_type { K_U64, K_DURATION, K_SIZE, K_F64, K_BOOL, K_ENUM, K_SPECIAL };
 
@@ -954,6 +955,7 @@ struct cupace_config *cupace_config_load(const char *file, const char *const *se
 {
     struct cupace_config *cfg = calloc(1, sizeof *cfg);
     struct loader ld;
+    struct stat st;
     int rc;
 
     if (!cfg) {
@@ -970,6 +972,11 @@ struct cupace_config *cupace_config_load(const char *file, const char *const *se
     ld.fp = fopen(file, "r");
     if (!ld.fp) {
         cupace_err_set(err, "%s: cannot open: %s", file, strerror(errno));
+        goto fail;
+    }
+    if (fstat(fileno(ld.fp), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(ld.fp);
+        cupace_err_set(err, "%s: is a folder, not a configuration file", file);
         goto fail;
     }
     ld.file = cfg->path;

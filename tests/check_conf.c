@@ -277,6 +277,8 @@ START_TEST(missing_file_is_named)
     ck_assert_ptr_null(cupace_config_load("no/such/file.ini", NULL, 0, &err));
     ck_assert_msg(strstr(err.msg, "no/such/file.ini") && strstr(err.msg, "cannot open"), "%s",
                   err.msg);
+    ck_assert_ptr_null(cupace_config_load(tu_dir(), NULL, 0, &err));
+    ck_assert_msg(strstr(err.msg, "is a folder"), "%s", err.msg);
 }
 END_TEST
 
