@@ -270,6 +270,62 @@ START_TEST(proctime_clamps_to_min_and_max)
 }
 END_TEST
 
+/* A CPU-bound pipeline under processor sharing: `cpus` CPUs, syntheses of
+ * 30 s alone, the GPU (two workers of 1 s) always starved.  The controller
+ * decides each second whether in_synthesis may grow (up to 18, the slots). */
+static double cpu_bound_run(struct ctl *c, unsigned cpus)
+{
+    struct cupace_signals s;
+    double owed = 0;
+
+    init_signals(&s, 2);
+    s.gpu_done = 1;                     /* past the bootstrap */
+    s.gpu_ns_total = 1000000000ULL;
+    s.synth_done = 1;
+    s.synth_ns_total = 30000000000ULL;
+    update(c, &s);
+    for (int t = 0; t < 3000; t++) {
+        double n, S;
+
+        s.now_ns += 1000000000ULL;
+        while (s.in_synthesis < 18 && interval(c, &s) != CUPACE_PACE_HOLD) {
+            s.in_synthesis++;
+            s.dispatched++;
+            update(c, &s);
+        }
+        n = (double)s.in_synthesis;
+        S = 30.0 * (n > cpus ? n / cpus : 1.0);
+        owed += (n < cpus ? n : cpus) / 30.0;        /* completions this second */
+        while (owed >= 1 && s.in_synthesis > 0) {
+            owed -= 1;
+            s.in_synthesis--;
+            s.synth_done++;
+            s.synth_ns_total += (uint64_t)(S * 1e9);
+            s.gpu_done++;                   /* the GPU takes it at once: waiting stays 0 */
+            s.gpu_ns_total += 1000000000ULL;
+            update(c, &s);
+        }
+        update(c, &s);
+    }
+    return described(c, "cpu_cap");
+}
+
+START_TEST(proctime_probes_down_to_the_cpus_it_has)
+{
+    struct ctl c;
+    double cap;
+
+    ctl_open(&c, "proctime", "");
+    cap = cpu_bound_run(&c, 6);
+    ck_assert_msg(cap >= 4 && cap <= 9, "cap %.2f for 6 CPUs", cap);
+    ctl_close(&c);
+    ctl_open(&c, "proctime", "");
+    cap = cpu_bound_run(&c, 40);    /* never oversubscribed: one probe, then back */
+    ck_assert_msg(cap >= 17, "cap %.2f with CPUs to spare", cap);
+    ctl_close(&c);
+}
+END_TEST
+
 START_TEST(intercompletion_require_waiting_never_samples_an_empty_queue)
 {
     struct ctl c;
@@ -385,6 +441,7 @@ int main(void)
     tcase_add_test(tc, proctime_integral_is_frozen_while_nothing_is_pending);
     tcase_add_test(tc, proctime_fills_a_drained_pipeline_faster_than_the_gpu_rate);
     tcase_add_test(tc, proctime_clamps_to_min_and_max);
+    tcase_add_test(tc, proctime_probes_down_to_the_cpus_it_has);
     tcase_add_test(tc, intercompletion_require_waiting_never_samples_an_empty_queue);
     tcase_add_test(tc, intercompletion_learns_the_gap_between_completions);
     tcase_add_test(tc, window_holds_exactly_window_in_flight);
