@@ -78,6 +78,9 @@ struct cupace_rt {
     struct cupace_signals *log, *replay;   /* two buffers, swapped by the dispatcher */
     size_t nlog, caplog, capreplay;
     int stopping, cancelled, done, oom;
+    /* threads asleep on each condition: a signal nobody waits for is skipped
+     * (on a virtual machine every futex call is a trip to the kernel) */
+    unsigned dispatcher_waiting, ps_waiters, gpu_idle;
 
     pthread_mutex_t sleep_lock;
     pthread_cond_t sleep_cv;
@@ -186,7 +189,8 @@ static void on_event(void *ctx, uint64_t now)
         rt->caplog = cap;
     }
     cupace_pipeline_signals(&rt->pl, now, &rt->log[rt->nlog++]);
-    pthread_cond_signal(&rt->dispatcher_cv);
+    if (rt->dispatcher_waiting)
+        pthread_cond_signal(&rt->dispatcher_cv);
     if (rt->opts->record_series && now >= rt->next_sample) {
         struct cupace_sample smp = {
             .t_s = (double)now / 1e9, .waiting = (uint32_t)rt->pl.waiting,
@@ -214,17 +218,17 @@ static void synth_collect(struct cupace_rt *rt, uint64_t now)
     while (rt->ps.n && cupace_ps_next(&rt->ps, now) <= now) {
         id = cupace_ps_pop(&rt->ps, now);
         rt->synth_finished[id] = 1;
-        if (cupace_pipeline_synth_end(&rt->pl, now, id) == 0)
+        if (cupace_pipeline_synth_end(&rt->pl, now, id) == 0 && rt->gpu_idle)
             pthread_cond_signal(&rt->gpu_cv);
         any = 1;
     }
     while (cupace_ps_pop_due(&rt->ps, now, &id) == 0) {
         rt->synth_finished[id] = 1;
-        if (cupace_pipeline_synth_end(&rt->pl, now, id) == 0)
+        if (cupace_pipeline_synth_end(&rt->pl, now, id) == 0 && rt->gpu_idle)
             pthread_cond_signal(&rt->gpu_cv);
         any = 1;
     }
-    if (any)
+    if (any && rt->ps_waiters)
         pthread_cond_broadcast(&rt->synth_cv);
 }
 
@@ -246,11 +250,15 @@ static void *synth_thread(void *arg)
             continue;
         }
         cupace_ps_add(&rt->ps, rt_now(rt), id, rt->pl.parts[id].synth_drawn_ns);
-        pthread_cond_broadcast(&rt->synth_cv);     /* the others' deadlines moved */
+        if (rt->ps_waiters)
+            pthread_cond_broadcast(&rt->synth_cv);     /* the others' deadlines moved */
         while (!rt->synth_finished[id] && !rt->cancelled) {
             synth_collect(rt, rt_now(rt));
-            if (!rt->synth_finished[id])
+            if (!rt->synth_finished[id]) {
+                rt->ps_waiters++;
                 wait_until(rt, &rt->synth_cv, &rt->lock, cupace_ps_next(&rt->ps, rt_now(rt)));
+                rt->ps_waiters--;
+            }
         }
         if (!rt->synth_finished[id])
             cupace_pipeline_abort(&rt->pl, rt_now(rt), id, 0);
@@ -267,6 +275,8 @@ static int phase(struct cupace_rt *rt, unsigned device, enum cupace_phase ph, ui
 {
     int rc;
 
+    if (ns == 0 && rt->backend == &cupace_backend_emulated)
+        return rt->cancelled ? -1 : 0;  /* nothing to act out: keep the lock */
     pthread_mutex_unlock(&rt->lock);
     rc = rt->backend->run_phase(rt, device, ph, id, ns);
     pthread_mutex_lock(&rt->lock);
@@ -333,8 +343,11 @@ static void *gpu_thread(void *arg)
     for (;;) {
         uint32_t id;
 
-        while (rt->pl.waiting == 0 && !rt->done && !rt->cancelled)
+        while (rt->pl.waiting == 0 && !rt->done && !rt->cancelled) {
+            rt->gpu_idle++;
             pthread_cond_wait(&rt->gpu_cv, &rt->lock);
+            rt->gpu_idle--;
+        }
         if (rt->pl.waiting == 0 || rt->cancelled)
             break;
         id = cupace_pipeline_take(&rt->pl, rt_now(rt), wk->device);
@@ -501,8 +514,11 @@ static void dispatch_loop(struct cupace_rt *rt)
                 break;
             }
         }
-        if (rt->nlog == 0)
+        if (rt->nlog == 0) {
+            rt->dispatcher_waiting = 1;
             wait_until(rt, &rt->dispatcher_cv, &rt->lock, deadline);
+            rt->dispatcher_waiting = 0;
+        }
     }
     status_line(rt, rt_now(rt), 1);
 }
