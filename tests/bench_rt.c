@@ -15,19 +15,11 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "pacer_host.h"
+#include "bench_util.h"
 #include "realtime.h"
 #include "result.h"
 
 static const char *plugins;
-
-static double mono(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static double cpu_seconds(void)
 {
@@ -40,35 +32,22 @@ static double cpu_seconds(void)
 
 static int run(const char *body, const char *label, struct cupace_result *res)
 {
-    char ini[4096], file[] = "bench-rt.ini";
-    struct cupace_err err;
+    char ini[4096];
     struct cupace_config *cfg;
-    struct cupace_pacer_path path;
     struct cupace_pacer_instance inst;
     struct cupace_run_opts opts = { 0, 0 };
-    FILE *fp = fopen(file, "w");
+    struct cupace_err err;
     int rc;
 
-    if (!fp)
-        return -1;
     snprintf(ini, sizeof ini, "[pacer]\npath = %s\n[engine]\nmode = realtime\nbackend = emulated\n%s",
              plugins, body);
-    fputs(ini, fp);
-    fclose(fp);
-    cfg = cupace_config_load(file, NULL, 0, &err);
-    remove(file);
-    if (!cfg || (cupace_pacer_path_init(&path, cfg),
-                 cupace_pacer_instance_create(&inst, cfg, &path, label, &err) < 0)) {
-        fprintf(stderr, "%s\n", err.msg);
+    if (bench_open(ini, label, &cfg, &inst) < 0)
         return -1;
-    }
     memset(res, 0, sizeof *res);
     rc = cupace_realtime(cfg, &inst, &opts, 1, res, &err);
     if (rc < 0)
         fprintf(stderr, "%s\n", err.msg);
-    cupace_pacer_instance_destroy(&inst);
-    cupace_pacer_path_free(&path);
-    cupace_config_free(cfg);
+    bench_close(cfg, &inst);
     return rc;
 }
 
@@ -87,24 +66,24 @@ int main(int argc, char **argv)
     plugins = argc > 1 ? argv[1] : "../plugins/.libs";
 
     /* 1. throughput */
-    t = mono();
+    t = bench_now();
     if (run("synth_workers = 4\nworkers_per_device = 2\nmemory_budget = 1TiB\n"
             "[pacer.greedy]\nplugin = fixed\n"
             "[workload]\njobs = 20000\npartitions_per_job = 10\nsynth_time = 0\ngpu_prep = 0\n"
             "gpu_kernel = 0\ngpu_epilogue = 0\ngpu_exclusive = no\ncpu_slots = 4\n", "greedy", &r) < 0)
         return 1;
-    t = mono() - t;
+    t = bench_now() - t;
     printf("1. zero-length stages: %llu partitions in %.3f s = %.0f partitions/s (goal 200000)\n",
            (unsigned long long)r.completed, t, (double)r.completed / t);
 
     /* 2. idle CPU */
-    t = mono();
+    t = bench_now();
     c = cpu_seconds();
     if (run("[workload]\njobs = 1\npartitions_per_job = 2\nsynth_time = 2s\nsynth_cv = 0\n"
             "gpu_kernel = 1ms\ngpu_prep = 0\ngpu_epilogue = 0\n", "fixed", &r) < 0)
         return 1;
     c = cpu_seconds() - c;
-    t = mono() - t;
+    t = bench_now() - t;
     printf("2. waiting on a 2 s synthesis: %.4f CPU-s over %.3f s wall = %.2f%% of a core\n", c, t,
            100.0 * c / t);
 

@@ -9,57 +9,34 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "pacer_host.h"
+#include "bench_util.h"
 #include "sim.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int bench(const char *plugins, const char *label, double *secs, struct cupace_result *res)
 {
-    char ini[2048], file[] = "bench-sim.ini";
-    struct cupace_err err;
+    char ini[2048];
     struct cupace_config *cfg;
-    struct cupace_pacer_path path;
     struct cupace_pacer_instance inst;
     struct cupace_run_opts opts = { 0, 0 };
-    FILE *fp = fopen(file, "w");
+    struct cupace_err err;
     double t0;
 
-    if (!fp)
-        return -1;
     snprintf(ini, sizeof ini,
              "[pacer]\npath = %s\n[engine]\ndevices = 8\nworkers_per_device = 2\nsynth_workers = 200\n"
              "memory_budget = 4TiB\n[workload]\njobs = 60000\npartitions_per_job = 10\n"
              "release_at_kernel = 13GiB\ncpu_slots = 192\n", plugins);
-    fputs(ini, fp);
-    fclose(fp);
-    cfg = cupace_config_load(file, NULL, 0, &err);
-    remove(file);
-    if (!cfg) {
-        fprintf(stderr, "%s\n", err.msg);
+    if (bench_open(ini, label, &cfg, &inst) < 0)
         return -1;
-    }
-    cupace_pacer_path_init(&path, cfg);
-    if (cupace_pacer_instance_create(&inst, cfg, &path, label, &err) < 0) {
-        fprintf(stderr, "%s\n", err.msg);
-        return -1;
-    }
     memset(res, 0, sizeof *res);
-    t0 = now_s();
-    if (cupace_simulate(cfg, &inst, &opts, res, &err) < 0)
+    t0 = bench_now();
+    if (cupace_simulate(cfg, &inst, &opts, res, &err) < 0) {
+        fprintf(stderr, "%s\n", err.msg);
+        bench_close(cfg, &inst);
         return -1;
-    *secs = now_s() - t0;
-    cupace_pacer_instance_destroy(&inst);
-    cupace_pacer_path_free(&path);
-    cupace_config_free(cfg);
+    }
+    *secs = bench_now() - t0;
+    bench_close(cfg, &inst);
     return 0;
 }
 
