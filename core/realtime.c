@@ -192,14 +192,7 @@ static void on_event(void *ctx, uint64_t now)
     if (rt->dispatcher_waiting)
         pthread_cond_signal(&rt->dispatcher_cv);
     if (rt->opts->record_series && now >= rt->next_sample) {
-        struct cupace_sample smp = {
-            .t_s = (double)now / 1e9, .waiting = (uint32_t)rt->pl.waiting,
-            .in_synthesis = (uint32_t)rt->pl.in_synthesis, .on_gpu = (uint32_t)rt->pl.gpu_busy,
-            .mem_reserved = rt->pl.mem_reserved,
-            .interval_s = rt->last_interval == CUPACE_PACE_HOLD ? NAN
-                                                                : (double)rt->last_interval / 1e9,
-        };
-        if (cupace_result_add_sample(rt->res, &smp) < 0)
+        if (cupace_result_sample_pipeline(rt->res, &rt->pl, now, rt->last_interval) < 0)
             rt->oom = 1;
         /* one sample per step of model time */
         rt->next_sample = cupace_sat_add(now, scale_ns(rt->opts->series_step_ns,
@@ -505,12 +498,8 @@ static void dispatch_loop(struct cupace_rt *rt)
                     deadline = due;
             } else if (in_flight == 0 &&
                        cupace_pipeline_next_arrival(&rt->pl) == UINT64_MAX && rt->nlog == 0) {
-                rt->res->stalled = 1;   /* nothing in flight, nothing to come: no event ever */
-                snprintf(rt->res->stall_reason, sizeof rt->res->stall_reason,
-                         "controller '%s' (%s) stalled the run at %.3fs: %llu partitions never "
-                         "dispatched, 0 in flight; it held (CUPACE_PACE_HOLD) with nothing left to "
-                         "wait for", rt->pacer->label, rt->pacer->plugin, (double)now / 1e9,
-                         (unsigned long long)(rt->pl.nparts - rt->pl.dispatched));
+                /* nothing in flight, nothing to come: no event will ever wake us */
+                cupace_result_stalled(rt->res, rt->pacer->label, rt->pacer->plugin, now, &rt->pl);
                 break;
             }
         }

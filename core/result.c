@@ -5,6 +5,8 @@
 #include "result.h"
 #include "pipeline.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,6 +95,33 @@ int cupace_result_add_sample(struct cupace_result *res, const struct cupace_samp
     }
     res->series[res->nseries++] = *s;
     return 0;
+}
+
+int cupace_result_sample_pipeline(struct cupace_result *res, const struct cupace_pipeline *pl,
+                                  uint64_t now, uint64_t interval)
+{
+    struct cupace_sample smp = {
+        .t_s = (double)now / 1e9,
+        .waiting = (uint32_t)pl->waiting,
+        .in_synthesis = (uint32_t)pl->in_synthesis,
+        .on_gpu = (uint32_t)pl->gpu_busy,
+        .mem_reserved = pl->mem_reserved,
+        .interval_s = interval == CUPACE_PACE_HOLD ? NAN : (double)interval / 1e9,
+    };
+
+    return cupace_result_add_sample(res, &smp);
+}
+
+void cupace_result_stalled(struct cupace_result *res, const char *label, const char *plugin,
+                           uint64_t now, const struct cupace_pipeline *pl)
+{
+    res->stalled = 1;
+    snprintf(res->stall_reason, sizeof res->stall_reason,
+             "controller '%s' (%s) stalled the run at %.3fs: %llu partitions never dispatched, "
+             "%llu in flight; it held (CUPACE_PACE_HOLD) with nothing left to wait for",
+             label, plugin, (double)now / 1e9,
+             (unsigned long long)(pl->nparts - pl->dispatched),
+             (unsigned long long)(pl->dispatched - cupace_pipeline_finished(pl)));
 }
 
 void cupace_result_free(struct cupace_result *res)

@@ -52,6 +52,15 @@ void cupace_result_from_pipeline(struct cupace_result *res, const struct cupace_
 /* Appends a sample (growing the series); -1 when out of memory. */
 int cupace_result_add_sample(struct cupace_result *res, const struct cupace_sample *s);
 
+/* Appends the pipeline's state at now, with the controller's last interval
+ * (CUPACE_PACE_HOLD: held); -1 when out of memory. */
+int cupace_result_sample_pipeline(struct cupace_result *res, const struct cupace_pipeline *pl,
+                                  uint64_t now, uint64_t interval);
+
+/* Marks the run stalled by controller LABEL (PLUGIN) at now. */
+void cupace_result_stalled(struct cupace_result *res, const char *label, const char *plugin,
+                           uint64_t now, const struct cupace_pipeline *pl);
+
 /* p50, p99 and max of v[0..n) (sorted in place), interpolating linearly
  * between closest ranks; zeros when n = 0. */
 struct cupace_quantiles cupace_quantiles(double *v, size_t n);

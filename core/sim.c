@@ -82,14 +82,7 @@ static void on_event(void *ctx, uint64_t now)
     cupace_pipeline_signals(&s->pl, now, &sig);
     s->pacer->ops->update(s->pacer->state, &sig);
     if (s->opts->record_series && now >= s->next_sample) {
-        struct cupace_sample smp = {
-            .t_s = (double)now / 1e9, .waiting = (uint32_t)s->pl.waiting,
-            .in_synthesis = (uint32_t)s->pl.in_synthesis, .on_gpu = (uint32_t)s->pl.gpu_busy,
-            .mem_reserved = s->pl.mem_reserved,
-            .interval_s = s->last_interval == CUPACE_PACE_HOLD ? NAN
-                                                               : (double)s->last_interval / 1e9,
-        };
-        if (cupace_result_add_sample(s->res, &smp) < 0)
+        if (cupace_result_sample_pipeline(s->res, &s->pl, now, s->last_interval) < 0)
             s->oom = 1;
         s->next_sample = cupace_sat_add(now, s->opts->series_step_ns);
     }
@@ -320,19 +313,6 @@ static void sim_free(struct sim *s)
     cupace_pipeline_free(&s->pl);
 }
 
-static void describe_stall(struct sim *s, uint64_t now)
-{
-    struct cupace_result *r = s->res;
-    uint64_t in_flight = s->pl.dispatched - cupace_pipeline_finished(&s->pl);
-
-    r->stalled = 1;
-    snprintf(r->stall_reason, sizeof r->stall_reason,
-             "controller '%s' (%s) stalled the run at %.3fs: %llu partitions never dispatched, "
-             "%llu in flight; it held (CUPACE_PACE_HOLD) with nothing left to wait for",
-             s->pacer->label, s->pacer->plugin, (double)now / 1e9,
-             (unsigned long long)(s->pl.nparts - s->pl.dispatched), (unsigned long long)in_flight);
-}
-
 int cupace_simulate(const struct cupace_config *cfg, struct cupace_pacer_instance *pacer,
                     const struct cupace_run_opts *opts, struct cupace_result *res,
                     struct cupace_err *err)
@@ -366,7 +346,7 @@ int cupace_simulate(const struct cupace_config *cfg, struct cupace_pacer_instanc
         rc = cupace_err_set(err, "simulation of %s: out of memory", pacer->label);
     } else {
         if (cupace_pipeline_finished(&s.pl) < s.pl.nparts)
-            describe_stall(&s, now);
+            cupace_result_stalled(res, pacer->label, pacer->plugin, now, &s.pl);
         cupace_result_from_pipeline(res, &s.pl);
         res->events = events;
         cupace_pacer_instance_describe(pacer, res->pacer_state, sizeof res->pacer_state);
