@@ -362,3 +362,27 @@ int cupace_pipeline_sane(const struct cupace_pipeline *pl)
            pl->busy_devices <= pl->ndevices &&
            pl->jobs_completed + pl->jobs_failed <= pl->jobs_arrived;
 }
+
+int cupace_pipeline_sane_full(const struct cupace_pipeline *pl)
+{
+    uint64_t count[CUPACE_PART_FAILED + 1] = { 0 };
+    uint64_t held = 0;
+
+    if (!cupace_pipeline_sane(pl))
+        return 0;
+    for (uint32_t i = 0; i < pl->nparts; i++) {
+        const struct cupace_part *p = &pl->parts[i];
+        if (p->state > CUPACE_PART_FAILED)
+            return 0;
+        count[p->state]++;
+        held += p->mem_held;
+        if ((i < pl->next_dispatch) != (p->state != CUPACE_PART_PENDING))
+            return 0;               /* the job queue is the range [next_dispatch, arrived_end) */
+    }
+    return held == pl->mem_reserved &&
+           count[CUPACE_PART_SYNTH] == pl->in_synthesis &&
+           count[CUPACE_PART_WAITING] == pl->waiting &&
+           count[CUPACE_PART_GPU] == pl->gpu_busy &&
+           count[CUPACE_PART_DONE] == pl->gpu_done &&
+           count[CUPACE_PART_FAILED] == pl->failed;
+}

@@ -8,8 +8,9 @@
  * is where the driver calls the controller's update (DESIGN §3: once after
  * every event that changes a signal).
  *
- * Invariants (checked by cupace_pipeline_sane(), under assert after every
- * transition and at the end of every run):
+ * Invariants (cupace_pipeline_sane() checks the O(1) ones under assert after
+ * every transition; cupace_pipeline_sane_full() all of them at the end of
+ * every run):
  *   dispatched == in_synthesis + waiting + gpu_busy + gpu_done + failed
  *   mem_reserved <= mem_budget, and mem_reserved is the sum of what the
  *     partitions in synthesis, waiting and on the GPU hold
@@ -141,6 +142,10 @@ static inline uint64_t cupace_pipeline_finished(const struct cupace_pipeline *pl
     return pl->gpu_done + pl->failed;
 }
 
+/* The O(1) invariants (after every transition, under assert). */
 int cupace_pipeline_sane(const struct cupace_pipeline *pl);
+/* All of them, O(partitions): every partition's state against the
+ * counters, and the memory held against mem_reserved (end of a run). */
+int cupace_pipeline_sane_full(const struct cupace_pipeline *pl);
 
 #endif

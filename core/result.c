@@ -77,7 +77,7 @@ void cupace_result_from_pipeline(struct cupace_result *res, const struct cupace_
             free(lat);
         }
     }
-    res->invariants_ok = cupace_pipeline_sane(pl);
+    res->invariants_ok = cupace_pipeline_sane_full(pl);
     if (cupace_pipeline_finished(pl) == pl->nparts)
         res->invariants_ok = res->invariants_ok && pl->mem_reserved == 0 &&
                              pl->jobs_completed + pl->jobs_failed == pl->njobs;
