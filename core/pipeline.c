@@ -8,6 +8,28 @@
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+
+/* The partition records of a large run are tens of MiB, touched once each:
+ * anonymous memory (zeroed by the kernel) with transparent huge pages where
+ * the kernel allows them turns ~15 000 page faults into ~30. */
+static void *records_alloc(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+    if (p == MAP_FAILED)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+
+static void records_free(void *p, size_t bytes)
+{
+    if (p)
+        munmap(p, bytes);
+}
 
 int cupace_pipeline_init(struct cupace_pipeline *pl, const struct cupace_config *cfg,
                          struct cupace_err *err)
@@ -32,7 +54,7 @@ int cupace_pipeline_init(struct cupace_pipeline *pl, const struct cupace_config 
     pl->nparts = (uint32_t)total;
     arrivals = calloc(pl->njobs ? pl->njobs : 1, sizeof *arrivals);
     pl->jobs = calloc(pl->njobs ? pl->njobs : 1, sizeof *pl->jobs);
-    pl->parts = calloc(total ? total : 1, sizeof *pl->parts);
+    pl->parts = records_alloc((total ? total : 1) * sizeof *pl->parts);
     pl->gpuq = malloc((total ? total : 1) * sizeof *pl->gpuq);
     pl->latency = malloc((pl->njobs ? pl->njobs : 1) * sizeof *pl->latency);
     pl->device_kernels = calloc(pl->ndevices, sizeof *pl->device_kernels);
@@ -61,7 +83,7 @@ int cupace_pipeline_init(struct cupace_pipeline *pl, const struct cupace_config 
 void cupace_pipeline_free(struct cupace_pipeline *pl)
 {
     free(pl->jobs);
-    free(pl->parts);
+    records_free(pl->parts, (pl->nparts ? pl->nparts : 1) * sizeof *pl->parts);
     free(pl->gpuq);
     free(pl->latency);
     free(pl->device_kernels);
