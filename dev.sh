@@ -26,7 +26,7 @@ fi
 mkdir -p build
 [ -f build/Makefile ] || (cd build && ../configure -q)
 jobs=$(nproc 2>/dev/null || echo 2)
-make -C build -s -j"$jobs"
+make -C build -s -j"$jobs" >/dev/null     # errors still reach stderr
 
 case ${1:-build} in
   run)
