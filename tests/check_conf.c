@@ -287,7 +287,7 @@ START_TEST(shipped_configs_load)
     const char *files[] = { "cupace.ini", "scenarios/two-worker-seed.ini",
                             "scenarios/porep-c2-backlog.ini", "scenarios/bursts.ini",
                             "scenarios/gpu-throttle.ini", "scenarios/synth-bound.ini",
-                            "scenarios/multi-gpu-hetero.ini" };
+                            "scenarios/multi-gpu-hetero.ini", "scenarios/poisson-near-capacity.ini" };
     const char *srcdir = getenv("CUPACE_TEST_SRCDIR");
     char path[1024];
 

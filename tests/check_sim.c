@@ -415,7 +415,7 @@ START_TEST(proctime_matches_greedy_on_every_scenario)
     const char *files[] = { "cupace.ini", "scenarios/two-worker-seed.ini",
                             "scenarios/porep-c2-backlog.ini", "scenarios/bursts.ini",
                             "scenarios/gpu-throttle.ini", "scenarios/synth-bound.ini",
-                            "scenarios/multi-gpu-hetero.ini" };
+                            "scenarios/multi-gpu-hetero.ini", "scenarios/poisson-near-capacity.ini" };
 
     for (unsigned i = 0; i < sizeof files / sizeof files[0]; i++) {
         struct cupace_config *cfg = scenario(files[i], NULL, 0);
