@@ -242,7 +242,10 @@ static void *synth_thread(void *arg)
             cupace_pipeline_abort(&rt->pl, rt_now(rt), id, 0);
             continue;
         }
-        cupace_ps_add(&rt->ps, rt_now(rt), id, rt->pl.parts[id].synth_drawn_ns);
+        if (cupace_ps_add(&rt->ps, rt_now(rt), id, rt->pl.parts[id].synth_drawn_ns) < 0) {
+            cupace_pipeline_abort(&rt->pl, rt_now(rt), id, 0);   /* cannot happen: slots bound it */
+            continue;
+        }
         if (rt->ps_waiters)
             pthread_cond_broadcast(&rt->synth_cv);     /* the others' deadlines moved */
         while (!rt->synth_finished[id] && !rt->cancelled) {
