@@ -91,10 +91,9 @@ static void print_plugin(void *ctx, const char *file, const struct cupace_pacer 
 
     if (ops) {
         c->found++;
-        printf("%-16s %s\n%-16s %s%s%s\n", ops->name, ops->summary ? ops->summary : "", "", file,
-               shadowed_by ? "  (shadowed by " : "", shadowed_by ? shadowed_by : "");
-        if (shadowed_by)
-            printf("%-16s )\n", "");
+        printf("%-16s %s\n%-16s %s%s%s%s\n", ops->name, ops->summary ? ops->summary : "", "", file,
+               shadowed_by ? "  (shadowed by " : "", shadowed_by ? shadowed_by : "",
+               shadowed_by ? ", which is the one loaded)" : "");
     } else {
         c->refused++;
         printf("%-16s refused: %s\n%-16s %s\n", "(refused)", reason, "", file);
