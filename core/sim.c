@@ -15,7 +15,6 @@
 #include "config.h"
 #include "sim.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +30,7 @@ struct sim_worker {
     uint32_t device;
     uint32_t part;
     uint64_t prep_ns;
+    uint64_t epilogue_ns;
 };
 
 /* One device's lock: who holds it and who waits, in request order. */
@@ -171,9 +171,8 @@ static void kernel_done(struct sim *s, uint64_t now, uint32_t w)
     if (cupace_pipeline_kernel_end(&s->pl, now, wk->part, wk->device) < 0) {
         idle_push(s, w);
     } else {
-        uint64_t e = cupace_workload_epilogue_ns(s->w, now, p->draws.epilogue);
-        p->epilogue_ns = e;
-        push(s, cupace_sat_add(now, e), EV_EPILOGUE, w, 0);
+        wk->epilogue_ns = cupace_workload_epilogue_ns(s->w, now, p->draws.epilogue);
+        push(s, cupace_sat_add(now, wk->epilogue_ns), EV_EPILOGUE, w, 0);
     }
     release_lock(s, now, wk->device);
 }
@@ -244,8 +243,7 @@ static void handle(struct sim *s, const struct cupace_event *ev)
         break;
     case EV_EPILOGUE: {
         struct sim_worker *wk = &s->workers[ev->arg];
-        cupace_pipeline_gpu_done(&s->pl, now, wk->part, wk->device,
-                                 s->pl.parts[wk->part].epilogue_ns);
+        cupace_pipeline_gpu_done(&s->pl, now, wk->part, wk->device, wk->epilogue_ns);
         idle_push(s, ev->arg);
         break;
     }

@@ -86,20 +86,10 @@ END_TEST
 static int make_instance(struct cupace_pacer_instance *inst, const char *ini_body, const char *label,
                          struct cupace_err *err, struct cupace_config **cfgp)
 {
-    char ini[4096];
     struct cupace_pacer_path path;
-    struct cupace_config *cfg;
+    struct cupace_config *cfg = tu_config_with_plugins(ini_body);
     int rc;
 
-    {
-        char abs1[PATH_MAX], abs2[PATH_MAX];
-        char *r1 = realpath(tu_test_plugins_dir(), abs1), *r2 = realpath(tu_plugins_dir(), abs2);
-        ck_assert_ptr_nonnull(r1);
-        ck_assert_ptr_nonnull(r2);
-        snprintf(ini, sizeof ini, "[pacer]\npath = %s:%s\n%s", abs1, abs2, ini_body);
-    }
-    cfg = tu_config(ini, err);
-    ck_assert_msg(cfg != NULL, "%s", err->msg);
     cupace_pacer_path_init(&path, cfg);
     rc = cupace_pacer_instance_create(inst, cfg, &path, label, err);
     cupace_pacer_path_free(&path);

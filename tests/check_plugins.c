@@ -19,14 +19,10 @@ struct ctl {
 
 static void ctl_open(struct ctl *c, const char *label, const char *body)
 {
-    char abs[PATH_MAX], ini[4096];
     struct cupace_pacer_path path;
     struct cupace_err err;
 
-    ck_assert_ptr_nonnull(realpath(tu_plugins_dir(), abs));
-    snprintf(ini, sizeof ini, "[pacer]\npath = %s\n%s", abs, body);
-    c->cfg = tu_config(ini, &err);
-    ck_assert_msg(c->cfg != NULL, "%s", err.msg);
+    c->cfg = tu_config_with_plugins(body);
     cupace_pacer_path_init(&path, c->cfg);
     ck_assert_msg(cupace_pacer_instance_create(&c->inst, c->cfg, &path, label, &err) == 0, "%s",
                   err.msg);
@@ -35,17 +31,12 @@ static void ctl_open(struct ctl *c, const char *label, const char *body)
 
 static int ctl_refused(const char *label, const char *body, const char *needle)
 {
-    char abs[PATH_MAX], ini[4096];
     struct cupace_pacer_path path;
     struct cupace_pacer_instance inst;
     struct cupace_err err;
-    struct cupace_config *cfg;
+    struct cupace_config *cfg = tu_config_with_plugins(body);
     int rc;
 
-    ck_assert_ptr_nonnull(realpath(tu_plugins_dir(), abs));
-    snprintf(ini, sizeof ini, "[pacer]\npath = %s\n%s", abs, body);
-    cfg = tu_config(ini, &err);
-    ck_assert_ptr_nonnull(cfg);
     cupace_pacer_path_init(&path, cfg);
     rc = cupace_pacer_instance_create(&inst, cfg, &path, label, &err);
     cupace_pacer_path_free(&path);
