@@ -100,7 +100,7 @@ void cupace_pipeline_free(struct cupace_pipeline *pl)
 
 static void tw_advance(struct cupace_tw *tw, uint64_t value, uint64_t dt)
 {
-    tw->integral += (long double)value * dt;
+    tw->integral += (cupace_acc)value * dt;
     if (value > tw->max)
         tw->max = value;
 }
@@ -117,9 +117,9 @@ static void account(struct cupace_pipeline *pl, uint64_t now)
     tw_advance(&pl->tw_waiting, pl->waiting, dt);
     tw_advance(&pl->tw_synth, pl->in_synthesis, dt);
     tw_advance(&pl->tw_mem, pl->mem_reserved, dt);
-    pl->busy_ns += (long double)pl->busy_devices * dt;
+    pl->busy_ns += (cupace_acc)pl->busy_devices * dt;
     if (pl->arrived_end > cupace_pipeline_finished(pl))
-        pl->starved_ns += (long double)(pl->ndevices - pl->busy_devices) * dt;
+        pl->starved_ns += (cupace_acc)(pl->ndevices - pl->busy_devices) * dt;
     pl->t_last = now;
 }
 
@@ -294,7 +294,6 @@ void cupace_pipeline_gpu_done(struct cupace_pipeline *pl, uint64_t now, uint32_t
                               unsigned device, uint64_t epilogue_ns)
 {
     struct cupace_part *p = &pl->parts[id];
-    long double pm = (long double)pl->part_mem;
 
     assert(p->state == CUPACE_PART_GPU && !p->in_kernel);
     account(pl, now);
@@ -305,9 +304,9 @@ void cupace_pipeline_gpu_done(struct cupace_pipeline *pl, uint64_t now, uint32_t
     pl->gpu_ns_total += now - p->t_take;
     pl->gpu_device_ns_total += p->kernel_ns;
     pl->gpu_done++;
-    pl->bound_byte_ns += (long double)(p->synth_drawn_ns + p->prep_ns) * pm +
-                         (long double)(p->kernel_ns + p->epilogue_ns) *
-                             (pm - (long double)pl->release_at_kernel);
+    pl->bound_byte_ns += (cupace_acc)(p->synth_drawn_ns + p->prep_ns) * pl->part_mem +
+                         (cupace_acc)(p->kernel_ns + p->epilogue_ns) *
+                             (pl->part_mem - pl->release_at_kernel);
     finish_part(pl, now, p, 0);
     notify(pl, now);
 }

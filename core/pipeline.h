@@ -53,10 +53,20 @@ struct cupace_job {
     uint8_t failed;
 };
 
+/* An accumulator of products such as bytes x ns, which overflow 64 bits in
+ * an hour of a large budget.  Exact integers where the compiler has them
+ * (and they are far cheaper than x87 long double, once per event); long
+ * double elsewhere.  Read it through (double). */
+#ifdef __SIZEOF_INT128__
+__extension__ typedef unsigned __int128 cupace_acc;
+#else
+typedef long double cupace_acc;
+#endif
+
 /* A time-weighted quantity: its integral over time and its maximum over
  * states that lasted longer than zero. */
 struct cupace_tw {
-    long double integral;
+    cupace_acc integral;
     uint64_t max;
 };
 
@@ -87,7 +97,7 @@ struct cupace_pipeline {
     int started;
     uint64_t t_first, t_last, t_end;
     struct cupace_tw tw_waiting, tw_synth, tw_mem;
-    long double busy_ns, starved_ns, bound_byte_ns;
+    cupace_acc busy_ns, starved_ns, bound_byte_ns;
     double *latency;
     size_t nlatency;
 

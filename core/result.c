@@ -60,15 +60,15 @@ void cupace_result_from_pipeline(struct cupace_result *res, const struct cupace_
     res->mem_peak = pl->tw_mem.max;
     if (span_ns > 0) {
         res->throughput_pps = (double)pl->gpu_done / (span / 1e9);
-        res->gpu_busy_fraction = (double)(pl->busy_ns / ((long double)pl->ndevices * span));
-        res->waiting_mean = (double)(pl->tw_waiting.integral / span);
-        res->in_synthesis_mean = (double)(pl->tw_synth.integral / span);
-        res->mem_mean = (double)(pl->tw_mem.integral / span);
+        res->gpu_busy_fraction = (double)pl->busy_ns / ((double)pl->ndevices * span);
+        res->waiting_mean = (double)pl->tw_waiting.integral / span;
+        res->in_synthesis_mean = (double)pl->tw_synth.integral / span;
+        res->mem_mean = (double)pl->tw_mem.integral / span;
     }
-    res->gpu_starved_s = (double)(pl->starved_ns / 1e9L);
+    res->gpu_starved_s = (double)pl->starved_ns / 1e9;
     if (pl->gpu_done > 0)
         res->mem_bound = res->throughput_pps *
-                         (double)(pl->bound_byte_ns / (long double)pl->gpu_done / 1e9L);
+                         ((double)pl->bound_byte_ns / (double)pl->gpu_done / 1e9);
     {
         double *lat = malloc((pl->nlatency ? pl->nlatency : 1) * sizeof *lat);
         if (lat) {
