@@ -40,6 +40,7 @@ int cupace_pipeline_init(struct cupace_pipeline *pl, const struct cupace_config 
 
     memset(pl, 0, sizeof *pl);
     pl->cfg = cfg;
+    cupace_draw_plan_init(&pl->draw_plan, cfg);
     pl->ndevices = (uint32_t)cfg->engine.devices;
     pl->workers_per_device = (uint32_t)cfg->engine.workers_per_device;
     pl->nworkers = pl->ndevices * pl->workers_per_device;
@@ -193,7 +194,7 @@ uint32_t cupace_pipeline_dispatch(struct cupace_pipeline *pl, uint64_t now)
 
     assert(p->state == CUPACE_PART_PENDING);
     account(pl, now);
-    cupace_workload_draw(pl->cfg, p->job, id - job->first, &p->draws);
+    cupace_workload_draw(&pl->draw_plan, p->job, id - job->first, &p->draws);
     p->state = CUPACE_PART_SYNTH;
     p->t_dispatch = now;
     p->mem_held = pl->part_mem;

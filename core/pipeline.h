@@ -74,6 +74,7 @@ typedef void (*cupace_pipeline_observer)(void *ctx, uint64_t now);
 
 struct cupace_pipeline {
     const struct cupace_config *cfg;
+    struct cupace_draw_plan draw_plan;
     uint32_t ndevices, workers_per_device, nworkers;
     uint64_t synth_slots, mem_budget, part_mem, release_at_kernel;
 

@@ -27,6 +27,7 @@ void cupace_rng_seed(struct cupace_rng *r, uint64_t seed, uint64_t a, uint64_t b
         r->s[i] = splitmix64(&x);
     if (!(r->s[0] | r->s[1] | r->s[2] | r->s[3]))
         r->s[0] = 1;
+    r->has_spare = 0;
 }
 
 static inline uint64_t rotl(uint64_t x, int k)
@@ -56,10 +57,21 @@ double cupace_rng_uniform(struct cupace_rng *r)
 
 double cupace_rng_normal(struct cupace_rng *r)
 {
-    double u1 = 1.0 - cupace_rng_uniform(r);     /* (0, 1]: log is finite */
-    double u2 = cupace_rng_uniform(r);
+    double u1, u2, radius, angle;
 
-    return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+    if (r->has_spare) {
+        r->has_spare = 0;
+        return r->spare;
+    }
+    u1 = 1.0 - cupace_rng_uniform(r);     /* (0, 1]: log is finite */
+    u2 = cupace_rng_uniform(r);
+    radius = sqrt(-2.0 * log(u1));
+    /* the pair's two normals are independent: keep the second for the next
+     * draw of this stream (a partition draws up to four) */
+    angle = 2.0 * M_PI * u2;
+    r->spare = radius * sin(angle);     /* compilers fuse sin and cos into sincos */
+    r->has_spare = 1;
+    return radius * cos(angle);
 }
 
 double cupace_rng_gamma(struct cupace_rng *r, double shape)
@@ -88,23 +100,40 @@ double cupace_rng_gamma(struct cupace_rng *r, double shape)
     }
 }
 
-double cupace_rng_multiplier(struct cupace_rng *r, enum cupace_dist d, double cv)
+void cupace_mult_init(struct cupace_mult *m, enum cupace_dist d, double cv)
 {
-    switch (d) {
+    double s2 = cv > 0 ? log(1.0 + cv * cv) : 0.0;
+
+    m->dist = d;
+    m->cv = cv;
+    m->sigma = sqrt(s2);
+    m->half_s2 = s2 / 2.0;
+    m->shape = cv > 0 ? 1.0 / (cv * cv) : 0.0;
+}
+
+double cupace_mult_draw(const struct cupace_mult *m, struct cupace_rng *r)
+{
+    switch (m->dist) {
     case CUPACE_DIST_EXPONENTIAL:
         return -log(1.0 - cupace_rng_uniform(r));
     case CUPACE_DIST_LOGNORMAL:
-        if (cv > 0) {
-            double s2 = log(1.0 + cv * cv);
-            return exp(sqrt(s2) * cupace_rng_normal(r) - s2 / 2.0);
-        }
+        if (m->cv > 0)
+            return exp(m->sigma * cupace_rng_normal(r) - m->half_s2);
         return 1.0;
     case CUPACE_DIST_GAMMA:
-        if (cv > 0)
-            return cupace_rng_gamma(r, 1.0 / (cv * cv)) * cv * cv;
+        if (m->cv > 0)
+            return cupace_rng_gamma(r, m->shape) * m->cv * m->cv;
         return 1.0;
     case CUPACE_DIST_FIXED:
         break;
     }
     return 1.0;
+}
+
+double cupace_rng_multiplier(struct cupace_rng *r, enum cupace_dist d, double cv)
+{
+    struct cupace_mult m;
+
+    cupace_mult_init(&m, d, cv);
+    return cupace_mult_draw(&m, r);
 }

@@ -15,6 +15,8 @@
 
 struct cupace_rng {
     uint64_t s[4];
+    double spare;           /* Box-Muller's second normal, if has_spare */
+    int has_spare;
 };
 
 /* A stream keyed by (seed, a, b). */
@@ -22,14 +24,23 @@ void cupace_rng_seed(struct cupace_rng *r, uint64_t seed, uint64_t a, uint64_t b
 uint64_t cupace_rng_next(struct cupace_rng *r);
 /* Uniform in [0, 1), 53 bits. */
 double cupace_rng_uniform(struct cupace_rng *r);
-/* Standard normal (Box-Muller, two uniforms per draw). */
+/* Standard normal (Box-Muller: one log and one sincos per two draws). */
 double cupace_rng_normal(struct cupace_rng *r);
 /* Gamma with the given shape and scale 1 (Marsaglia-Tsang). */
 double cupace_rng_gamma(struct cupace_rng *r, double shape);
 
 /* A duration multiplier with mean 1 and coefficient of variation cv for the
  * distribution d: lognormal sigma^2 = ln(1+cv^2), mu = -sigma^2/2; gamma of
- * shape 1/cv^2 scaled by cv^2; exponential ignores cv; fixed (or cv = 0) is 1. */
+ * shape 1/cv^2 scaled by cv^2; exponential ignores cv; fixed (or cv = 0) is 1.
+ * The parameters are worked out once (cupace_mult_init), not per draw. */
+struct cupace_mult {
+    enum cupace_dist dist;
+    double cv, sigma, half_s2, shape;
+};
+
+void cupace_mult_init(struct cupace_mult *m, enum cupace_dist d, double cv);
+double cupace_mult_draw(const struct cupace_mult *m, struct cupace_rng *r);
+/* The same, parameters worked out on the spot. */
 double cupace_rng_multiplier(struct cupace_rng *r, enum cupace_dist d, double cv);
 
 #endif

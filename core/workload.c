@@ -48,21 +48,30 @@ void cupace_workload_arrivals(const struct cupace_config *cfg, struct cupace_tra
     }
 }
 
-void cupace_workload_draw(const struct cupace_config *cfg, uint32_t job, uint32_t part,
-                          struct cupace_draws *d)
+void cupace_draw_plan_init(struct cupace_draw_plan *plan, const struct cupace_config *cfg)
 {
     const struct cupace_workload *w = &cfg->workload;
+
+    plan->seed = cfg->engine.seed;
+    cupace_mult_init(&plan->synth, w->synth_dist, w->synth_cv);
+    cupace_mult_init(&plan->gpu, w->gpu_dist, w->gpu_cv);
+    plan->fail_rate = w->fail_rate;
+}
+
+void cupace_workload_draw(const struct cupace_draw_plan *plan, uint32_t job, uint32_t part,
+                          struct cupace_draws *d)
+{
     struct cupace_rng rng;
     double u;
 
-    cupace_rng_seed(&rng, cfg->engine.seed, job, part);
-    d->synth = cupace_rng_multiplier(&rng, w->synth_dist, w->synth_cv);
-    d->prep = cupace_rng_multiplier(&rng, w->gpu_dist, w->gpu_cv);
-    d->kernel = cupace_rng_multiplier(&rng, w->gpu_dist, w->gpu_cv);
-    d->epilogue = cupace_rng_multiplier(&rng, w->gpu_dist, w->gpu_cv);
+    cupace_rng_seed(&rng, plan->seed, job, part);
+    d->synth = cupace_mult_draw(&plan->synth, &rng);
+    d->prep = cupace_mult_draw(&plan->gpu, &rng);
+    d->kernel = cupace_mult_draw(&plan->gpu, &rng);
+    d->epilogue = cupace_mult_draw(&plan->gpu, &rng);
     u = cupace_rng_uniform(&rng);
-    d->fail = u >= w->fail_rate ? CUPACE_FAIL_NONE
-            : u < w->fail_rate / 2 ? CUPACE_FAIL_SYNTH : CUPACE_FAIL_GPU;
+    d->fail = u >= plan->fail_rate ? CUPACE_FAIL_NONE
+            : u < plan->fail_rate / 2 ? CUPACE_FAIL_SYNTH : CUPACE_FAIL_GPU;
 }
 
 /* The last change of KEY at or before now, or NULL. */

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "conf.h"
+#include "rng.h"
 
 enum cupace_fail_stage { CUPACE_FAIL_NONE = 0, CUPACE_FAIL_SYNTH = 1, CUPACE_FAIL_GPU = 2 };
 
@@ -28,7 +29,15 @@ struct cupace_draws {
 size_t cupace_workload_njobs(const struct cupace_config *cfg);
 void cupace_workload_arrivals(const struct cupace_config *cfg, struct cupace_trace_job *jobs);
 
-void cupace_workload_draw(const struct cupace_config *cfg, uint32_t job, uint32_t part,
+/* What a partition's draws need, worked out once per run. */
+struct cupace_draw_plan {
+    uint64_t seed;
+    struct cupace_mult synth, gpu;
+    double fail_rate;
+};
+
+void cupace_draw_plan_init(struct cupace_draw_plan *plan, const struct cupace_config *cfg);
+void cupace_workload_draw(const struct cupace_draw_plan *plan, uint32_t job, uint32_t part,
                           struct cupace_draws *d);
 
 /* Durations of a phase starting at now (ns). `job_synth`/`job_kernel`: the
