@@ -70,6 +70,7 @@ struct proctime_state {
     double proc_ns;             /* EMA of worker processing ns per completion */
     double synth_ns;            /* EMA of synthesis ns per successful synthesis */
     double synth_var;           /* EMA of its squared deviation, ns^2 */
+    double synth_lead_ns;       /* synth_ns + SAFETY_SD sd: what one synthesis must cover */
     int have_proc, have_synth;
     uint64_t last_done, last_gpu_ns;
     uint64_t last_synth_done, last_synth_ns;
@@ -120,6 +121,8 @@ static void sample_synthesis(struct proctime_state *st, const struct cupace_sign
     d = st->have_synth ? x - st->synth_ns : 0;
     st->synth_ns = pace_ema(st->synth_ns, x, st->alpha, !st->have_synth);
     st->synth_var = pace_ema(st->synth_var, d * d, st->alpha / 4, !st->have_synth);
+    /* kept here, once per synthesis, not per event */
+    st->synth_lead_ns = st->synth_ns + SAFETY_SD * sqrt(st->synth_var);
     st->have_synth = 1;
     st->last_synth_done = s->synth_done;
     st->last_synth_ns = s->synth_ns_total;
@@ -135,13 +138,9 @@ static double base_interval(const struct proctime_state *st, const struct cupace
 /* waiting + in synthesis - GPU demand over one synthesis - its spread */
 static double projected_depth(const struct proctime_state *st, const struct cupace_signals *s)
 {
-    double base = base_interval(st, s), lead = 0, safety = 0;
+    double lead = st->have_synth ? st->synth_lead_ns / base_interval(st, s) : 0;
 
-    if (st->have_synth) {
-        lead = st->synth_ns / base;
-        safety = SAFETY_SD * sqrt(st->synth_var) / base;
-    }
-    return (double)s->waiting + (double)s->in_synthesis - lead - safety;
+    return (double)s->waiting + (double)s->in_synthesis - lead;
 }
 
 /* Ends a probe epoch.  When the pipeline stayed short of what feeds the

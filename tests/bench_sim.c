@@ -40,21 +40,36 @@ static int bench(const char *plugins, const char *label, double *secs, struct cu
     return 0;
 }
 
+/* The machine is shared: each pacer runs REPEATS times, alternating, and the
+ * fastest run of each is reported (the least disturbed), with the slowest. */
+#define REPEATS 3
+
 int main(int argc, char **argv)
 {
     const char *plugins = argc > 1 ? argv[1] : "../plugins/.libs";
     const char *labels[] = { "fixed", "proctime" };
-    double secs[2];
+    double best[2] = { 1e300, 1e300 }, worst[2] = { 0, 0 };
     struct cupace_result res[2];
 
-    printf("simulator benchmark: 600000 partitions, 8 devices x 2 workers\n");
-    printf("%-10s %12s %14s %12s %14s\n", "pacer", "events", "wall (s)", "Mevents/s", "partitions/s");
-    for (int i = 0; i < 2; i++) {
-        if (bench(plugins, labels[i], &secs[i], &res[i]) < 0)
-            return 1;
-        printf("%-10s %12llu %14.3f %12.2f %14.0f\n", labels[i], (unsigned long long)res[i].events,
-               secs[i], (double)res[i].events / secs[i] / 1e6, (double)res[i].completed / secs[i]);
+    printf("simulator benchmark: 600000 partitions, 8 devices x 2 workers, best of %d runs\n",
+           REPEATS);
+    for (int r = 0; r < REPEATS; r++) {
+        for (int i = 0; i < 2; i++) {
+            double secs;
+            if (bench(plugins, labels[i], &secs, &res[i]) < 0)
+                return 1;
+            if (secs < best[i])
+                best[i] = secs;
+            if (secs > worst[i])
+                worst[i] = secs;
+        }
     }
-    printf("ratio proctime/fixed wall time: %.2f\n", secs[1] / secs[0]);
+    printf("%-10s %12s %10s %10s %12s %14s\n", "pacer", "events", "best (s)", "worst (s)",
+           "Mevents/s", "partitions/s");
+    for (int i = 0; i < 2; i++)
+        printf("%-10s %12llu %10.3f %10.3f %12.2f %14.0f\n", labels[i],
+               (unsigned long long)res[i].events, best[i], worst[i],
+               (double)res[i].events / best[i] / 1e6, (double)res[i].completed / best[i]);
+    printf("ratio proctime/fixed wall time (best): %.2f\n", best[1] / best[0]);
     return 0;
 }
