@@ -6,14 +6,17 @@
  *  - the dispatcher (the calling thread): the only caller of the controller.
  *    It handles arrivals, feeds the controller one update per event (the
  *    pipeline's observer logs a snapshot per transition; the dispatcher
- *    replays them in order), and dispatches when the gates pass and
- *    now >= last_dispatch + interval.  It sleeps on a condition variable
- *    until an absolute CLOCK_MONOTONIC deadline (the due dispatch, the next
- *    arrival, the status line) and is woken early by every event;
+ *    replays them in order, with the lock held), and dispatches when the
+ *    gates pass and now >= last_dispatch + interval.  It sleeps on a
+ *    condition variable until an absolute CLOCK_MONOTONIC deadline (the due
+ *    dispatch, the next arrival, the status line) and is woken early by an
+ *    event, once per sleep;
  *  - `synth_workers` synthesis threads sharing `cpu_slots` by processor
  *    sharing (the same ps.c tracker as the simulator);
- *  - `workers_per_device` GPU workers per device; the device lock is a ticket
- *    lock, granted in request order;
+ *  - `workers_per_device` GPU workers per device, taking waiting partitions
+ *    longest idle first; the device lock is a ticket lock, granted in
+ *    request order.  Both pools are crews (struct rt_crew): a thread is
+ *    woken only when no awake one will see the work;
  *  - a signal thread: the first SIGINT/SIGTERM stops dispatching, the
  *    second cancels what is in flight.
  *
@@ -54,7 +57,42 @@ struct rt_device {
 struct rt_gpu_worker {
     struct cupace_rt *rt;
     unsigned device;
+    unsigned index;                     /* in the GPU crew */
     pthread_t thread;
+};
+
+struct rt_synth_worker {
+    struct cupace_rt *rt;
+    unsigned index;                     /* in the synthesis crew */
+    pthread_t thread;
+};
+
+/*
+ * A crew: threads that take work from one queue (the synthesis threads from
+ * the dispatched partitions, the GPU workers from the waiting ones).
+ *
+ * Each member sleeps on its own condition variable, and an idle member
+ * waits in a FIFO ring, so a waker wakes exactly the member that has been
+ * idle longest (DESIGN §4's order for GPU workers) and knows it did: a
+ * spurious wake-up cannot be mistaken for a hand-off.  `free` counts the
+ * members awake and bound to look at the queue before they sleep again,
+ * including those woken and not yet running.  Work is handed on with
+ * one wake-up only where no free member will see it anyway, and a member
+ * that takes work and leaves more behind wakes the next one (a chain).
+ * When work flows faster than threads wake, one member takes a batch and
+ * the others are never woken: on a virtual machine a futex hand-off costs
+ * tens of microseconds.
+ */
+struct rt_member {
+    pthread_cond_t cv;
+    int asleep;
+};
+
+struct rt_crew {
+    struct rt_member *members;
+    uint32_t *idle;                     /* ring of member indices, longest idle first */
+    unsigned n, idle_head, idle_count;
+    unsigned free;
 };
 
 struct cupace_rt {
@@ -67,20 +105,20 @@ struct cupace_rt {
     int quiet, tty;
 
     pthread_mutex_t lock;
-    pthread_cond_t dispatcher_cv, gpu_cv;
-    pthread_cond_t work_cv;             /* a dispatched partition waits for a synthesis thread */
+    pthread_cond_t dispatcher_cv;
+    struct rt_crew synth_crew, gpu_crew;
     pthread_cond_t synth_cv;            /* the set of syntheses changed: deadlines move */
     struct rt_device *devices;
     uint32_t *synth_q;                  /* dispatched, not yet picked by a thread */
     uint32_t sq_head, sq_tail;
     uint8_t *synth_finished;
     struct cupace_ps ps;
-    struct cupace_signals *log, *replay;   /* two buffers, swapped by the dispatcher */
-    size_t nlog, caplog, capreplay;
+    struct cupace_signals *log;         /* events not yet fed to the controller */
+    size_t nlog, caplog;
     int stopping, cancelled, done, oom;
     /* threads asleep on each condition: a signal nobody waits for is skipped
      * (on a virtual machine every futex call is a trip to the kernel) */
-    unsigned dispatcher_waiting, ps_waiters, gpu_idle;
+    unsigned dispatcher_waiting, ps_waiters;
 
     pthread_mutex_t sleep_lock;
     pthread_cond_t sleep_cv;
@@ -93,7 +131,7 @@ struct cupace_rt {
     uint64_t last_interval;
     uint64_t next_sample;
 
-    pthread_t *synth_threads;
+    struct rt_synth_worker *synth_workers;
     struct rt_gpu_worker *gpu_workers;
     size_t nsynth_started, ngpu_started;
 };
@@ -172,6 +210,89 @@ const struct cupace_backend_ops cupace_backend_emulated = {
 
 static uint64_t scale_ns(uint64_t ns, double f);
 
+/* ---- crews (see struct rt_crew) ------------------------------------------ */
+
+static int crew_init(struct rt_crew *c, unsigned n)
+{
+    c->members = calloc(n ? n : 1, sizeof *c->members);
+    c->idle = calloc(n ? n : 1, sizeof *c->idle);
+    if (!c->members || !c->idle)
+        return -1;
+    c->n = n;
+    for (unsigned i = 0; i < n; i++)
+        cond_init_monotonic(&c->members[i].cv);
+    c->free = n;                        /* every member starts awake */
+    return 0;
+}
+
+static void crew_free(struct rt_crew *c)
+{
+    if (c->members)
+        for (unsigned i = 0; i < c->n; i++)
+            pthread_cond_destroy(&c->members[i].cv);
+    free(c->members);
+    free(c->idle);
+}
+
+/* Wakes the member idle longest, if none is free to see the work anyway. */
+static void crew_hand_on(struct rt_crew *c)
+{
+    struct rt_member *m;
+
+    if (c->free > 0 || c->idle_count == 0)
+        return;
+    m = &c->members[c->idle[c->idle_head]];
+    c->idle_head = (c->idle_head + 1) % c->n;
+    c->idle_count--;
+    m->asleep = 0;
+    c->free++;
+    pthread_cond_signal(&m->cv);
+}
+
+static void crew_wake_all(struct rt_crew *c)
+{
+    for (unsigned i = 0; i < c->n; i++)
+        pthread_cond_broadcast(&c->members[i].cv);
+}
+
+/* A free member takes work (1) or gives up its turn, finding none (0). */
+static void crew_busy(struct rt_crew *c)
+{
+    c->free--;
+}
+
+static void crew_done(struct rt_crew *c)
+{
+    c->free++;
+}
+
+/* Member i, free and finding nothing, sleeps until handed work or until
+ * `stop` is set; with the engine's lock. */
+static void crew_sleep(struct cupace_rt *rt, struct rt_crew *c, unsigned i, const int *stop1,
+                       const int *stop2)
+{
+    struct rt_member *m = &c->members[i];
+
+    c->free--;
+    m->asleep = 1;
+    c->idle[(c->idle_head + c->idle_count++) % c->n] = i;
+    while (m->asleep && !*stop1 && !*stop2)
+        pthread_cond_wait(&m->cv, &rt->lock);
+    if (m->asleep) {                    /* stopped, not handed anything: leave the ring */
+        for (unsigned k = 0; k < c->idle_count; k++) {
+            unsigned at = (c->idle_head + k) % c->n;
+            if (c->idle[at] == i) {
+                for (; k + 1 < c->idle_count; k++)
+                    c->idle[(c->idle_head + k) % c->n] = c->idle[(c->idle_head + k + 1) % c->n];
+                break;
+            }
+        }
+        c->idle_count--;
+        m->asleep = 0;
+        c->free++;
+    }
+}
+
 /* ---- the observer: one snapshot per event, replayed by the dispatcher -- */
 
 static void on_event(void *ctx, uint64_t now)
@@ -189,8 +310,10 @@ static void on_event(void *ctx, uint64_t now)
         rt->caplog = cap;
     }
     cupace_pipeline_signals(&rt->pl, now, &rt->log[rt->nlog++]);
-    if (rt->dispatcher_waiting)
+    if (rt->dispatcher_waiting) {
+        rt->dispatcher_waiting = 0;     /* one signal per sleep */
         pthread_cond_signal(&rt->dispatcher_cv);
+    }
     if (rt->opts->record_series && now >= rt->next_sample) {
         if (cupace_result_sample_pipeline(rt->res, &rt->pl, now, rt->last_interval) < 0)
             rt->oom = 1;
@@ -211,53 +334,67 @@ static void synth_collect(struct cupace_rt *rt, uint64_t now)
     while (rt->ps.n && cupace_ps_next(&rt->ps, now) <= now) {
         id = cupace_ps_pop(&rt->ps, now);
         rt->synth_finished[id] = 1;
-        if (cupace_pipeline_synth_end(&rt->pl, now, id) == 0 && rt->gpu_idle)
-            pthread_cond_signal(&rt->gpu_cv);
+        if (cupace_pipeline_synth_end(&rt->pl, now, id) == 0)
+            crew_hand_on(&rt->gpu_crew);
         any = 1;
     }
     while (cupace_ps_pop_due(&rt->ps, now, &id) == 0) {
         rt->synth_finished[id] = 1;
-        if (cupace_pipeline_synth_end(&rt->pl, now, id) == 0 && rt->gpu_idle)
-            pthread_cond_signal(&rt->gpu_cv);
+        if (cupace_pipeline_synth_end(&rt->pl, now, id) == 0)
+            crew_hand_on(&rt->gpu_crew);
         any = 1;
     }
     if (any && rt->ps_waiters)
         pthread_cond_broadcast(&rt->synth_cv);
 }
 
+/* One synthesis, from its thread's start to its end; with the lock held. */
+static void synth_run(struct cupace_rt *rt, uint32_t id)
+{
+    if (rt->cancelled) {
+        cupace_pipeline_abort(&rt->pl, rt_now(rt), id, 0);
+        return;
+    }
+    if (cupace_ps_add(&rt->ps, rt_now(rt), id, rt->pl.parts[id].synth_drawn_ns) < 0) {
+        cupace_pipeline_abort(&rt->pl, rt_now(rt), id, 0);   /* cannot happen: slots bound it */
+        return;
+    }
+    if (rt->ps_waiters)
+        pthread_cond_broadcast(&rt->synth_cv);     /* the others' deadlines moved */
+    while (!rt->synth_finished[id] && !rt->cancelled) {
+        synth_collect(rt, rt_now(rt));
+        if (!rt->synth_finished[id]) {
+            rt->ps_waiters++;
+            wait_until(rt, &rt->synth_cv, &rt->lock, cupace_ps_next(&rt->ps, rt_now(rt)));
+            rt->ps_waiters--;
+        }
+    }
+    if (!rt->synth_finished[id])
+        cupace_pipeline_abort(&rt->pl, rt_now(rt), id, 0);
+}
+
 static void *synth_thread(void *arg)
 {
-    struct cupace_rt *rt = arg;
+    struct rt_synth_worker *wk = arg;
+    struct cupace_rt *rt = wk->rt;
+    struct rt_crew *crew = &rt->synth_crew;
 
     pthread_mutex_lock(&rt->lock);
     for (;;) {
         uint32_t id;
 
-        while (rt->sq_head == rt->sq_tail && !rt->done && !rt->cancelled)
-            pthread_cond_wait(&rt->work_cv, &rt->lock);
-        if (rt->sq_head == rt->sq_tail)
-            break;
+        if (rt->sq_head == rt->sq_tail) {
+            if (rt->done || rt->cancelled)
+                break;
+            crew_sleep(rt, crew, wk->index, &rt->done, &rt->cancelled);
+            continue;
+        }
         id = rt->synth_q[rt->sq_head++];
-        if (rt->cancelled) {
-            cupace_pipeline_abort(&rt->pl, rt_now(rt), id, 0);
-            continue;
-        }
-        if (cupace_ps_add(&rt->ps, rt_now(rt), id, rt->pl.parts[id].synth_drawn_ns) < 0) {
-            cupace_pipeline_abort(&rt->pl, rt_now(rt), id, 0);   /* cannot happen: slots bound it */
-            continue;
-        }
-        if (rt->ps_waiters)
-            pthread_cond_broadcast(&rt->synth_cv);     /* the others' deadlines moved */
-        while (!rt->synth_finished[id] && !rt->cancelled) {
-            synth_collect(rt, rt_now(rt));
-            if (!rt->synth_finished[id]) {
-                rt->ps_waiters++;
-                wait_until(rt, &rt->synth_cv, &rt->lock, cupace_ps_next(&rt->ps, rt_now(rt)));
-                rt->ps_waiters--;
-            }
-        }
-        if (!rt->synth_finished[id])
-            cupace_pipeline_abort(&rt->pl, rt_now(rt), id, 0);
+        crew_busy(crew);
+        if (rt->sq_head != rt->sq_tail)
+            crew_hand_on(crew);         /* more left behind: the next member */
+        synth_run(rt, id);
+        crew_done(crew);
     }
     pthread_mutex_unlock(&rt->lock);
     return NULL;
@@ -335,19 +472,26 @@ static void *gpu_thread(void *arg)
     struct rt_gpu_worker *wk = arg;
     struct cupace_rt *rt = wk->rt;
 
+    struct rt_crew *crew = &rt->gpu_crew;
+
     pthread_mutex_lock(&rt->lock);
     for (;;) {
         uint32_t id;
 
-        while (rt->pl.waiting == 0 && !rt->done && !rt->cancelled) {
-            rt->gpu_idle++;
-            pthread_cond_wait(&rt->gpu_cv, &rt->lock);
-            rt->gpu_idle--;
-        }
-        if (rt->pl.waiting == 0 || rt->cancelled)
+        if (rt->cancelled)
             break;
+        if (rt->pl.waiting == 0) {
+            if (rt->done)
+                break;
+            crew_sleep(rt, crew, wk->index, &rt->done, &rt->cancelled);
+            continue;
+        }
         id = cupace_pipeline_take(&rt->pl, rt_now(rt), wk->device);
+        crew_busy(crew);
+        if (rt->pl.waiting > 0)
+            crew_hand_on(crew);         /* more left behind: the next member */
         gpu_process(rt, wk->device, id);
+        crew_done(crew);
     }
     pthread_mutex_unlock(&rt->lock);
     return NULL;
@@ -379,8 +523,8 @@ static void *signal_thread(void *arg)
         } else {
             rt->cancelled = 1;
             pthread_cond_broadcast(&rt->synth_cv);
-            pthread_cond_broadcast(&rt->work_cv);
-            pthread_cond_broadcast(&rt->gpu_cv);
+            crew_wake_all(&rt->synth_crew);
+            crew_wake_all(&rt->gpu_crew);
             for (uint32_t d = 0; d < rt->pl.ndevices; d++)
                 pthread_cond_broadcast(&rt->devices[d].cv);
             pthread_mutex_lock(&rt->sleep_lock);
@@ -421,23 +565,17 @@ static void status_line(struct cupace_rt *rt, uint64_t now, int final)
 
 /* ---- the dispatcher ---------------------------------------------------- */
 
-/* Feeds the controller one update per logged event, in order. */
+/* Feeds the controller one update per logged event, in order.  With the
+ * lock held, like every call of the controller here: the calls are short
+ * (DESIGN §3), and letting go of the lock around them turned every
+ * dispatch into a futex hand-off with the threads queued on it. */
 static void replay_events(struct cupace_rt *rt)
 {
-    struct cupace_signals *batch = rt->log;
-    size_t n = rt->nlog, cap = rt->caplog;
-
-    rt->log = rt->replay;
-    rt->caplog = rt->capreplay;
-    rt->replay = batch;
-    rt->capreplay = cap;
+    for (size_t i = 0; i < rt->nlog; i++)
+        rt->pacer->ops->update(rt->pacer->state, &rt->log[i]);
+    if (rt->nlog)
+        rt->last_event_ns = rt->log[rt->nlog - 1].now_ns;
     rt->nlog = 0;
-    if (n)
-        rt->last_event_ns = batch[n - 1].now_ns;
-    pthread_mutex_unlock(&rt->lock);
-    for (size_t i = 0; i < n; i++)
-        rt->pacer->ops->update(rt->pacer->state, &batch[i]);
-    pthread_mutex_lock(&rt->lock);
 }
 
 static void record_lateness(struct cupace_rt *rt, uint64_t now, uint64_t due)
@@ -481,9 +619,7 @@ static void dispatch_loop(struct cupace_rt *rt)
             uint64_t iv, due;
 
             cupace_pipeline_signals(&rt->pl, now, &sig);
-            pthread_mutex_unlock(&rt->lock);
             iv = rt->pacer->ops->interval_ns(rt->pacer->state, &sig);
-            pthread_mutex_lock(&rt->lock);
             rt->last_interval = iv;
             if (iv != CUPACE_PACE_HOLD) {
                 due = any_dispatch ? cupace_sat_add(last_dispatch, iv) : 0;
@@ -494,7 +630,7 @@ static void dispatch_loop(struct cupace_rt *rt)
                     last_dispatch = now;
                     any_dispatch = 1;
                     rt->synth_q[rt->sq_tail++] = id;
-                    pthread_cond_signal(&rt->work_cv);
+                    crew_hand_on(&rt->synth_crew);
                     continue;
                 }
                 if (due < deadline)
@@ -601,23 +737,22 @@ static int rt_init(struct cupace_rt *rt, const struct cupace_config *cfg, struct
     rt->synth_finished = calloc(n, 1);
     rt->lateness = malloc(n * sizeof *rt->lateness);
     rt->devices = calloc(rt->pl.ndevices, sizeof *rt->devices);
-    rt->synth_threads = calloc(cfg->engine.synth_workers, sizeof *rt->synth_threads);
+    rt->synth_workers = calloc(cfg->engine.synth_workers, sizeof *rt->synth_workers);
     rt->gpu_workers = calloc(rt->pl.nworkers, sizeof *rt->gpu_workers);
     if (!rt->synth_q || !rt->synth_finished || !rt->lateness || !rt->devices ||
-        !rt->synth_threads || !rt->gpu_workers ||
+        !rt->synth_workers || !rt->gpu_workers ||
+        crew_init(&rt->synth_crew, (unsigned)cfg->engine.synth_workers) < 0 ||
+        crew_init(&rt->gpu_crew, rt->pl.nworkers) < 0 ||
         cupace_ps_init(&rt->ps, (uint32_t)cfg->workload.cpu_slots, cfg->engine.synth_workers) < 0)
         return cupace_err_set(err, "%s: out of memory", cfg->path);
-    rt->caplog = rt->capreplay = 4096;
+    rt->caplog = 4096;
     rt->log = malloc(rt->caplog * sizeof *rt->log);
-    rt->replay = malloc(rt->capreplay * sizeof *rt->replay);
-    if (!rt->log || !rt->replay)
+    if (!rt->log)
         return cupace_err_set(err, "%s: out of memory", cfg->path);
     pthread_mutex_init(&rt->lock, NULL);
     pthread_mutex_init(&rt->sleep_lock, NULL);
     cond_init_monotonic(&rt->dispatcher_cv);
     cond_init_monotonic(&rt->synth_cv);
-    cond_init_monotonic(&rt->work_cv);
-    cond_init_monotonic(&rt->gpu_cv);
     cond_init_monotonic(&rt->sleep_cv);
     for (uint32_t d = 0; d < rt->pl.ndevices; d++)
         cond_init_monotonic(&rt->devices[d].cv);
@@ -633,8 +768,6 @@ static void rt_free(struct cupace_rt *rt)
         pthread_mutex_destroy(&rt->sleep_lock);
         pthread_cond_destroy(&rt->dispatcher_cv);
         pthread_cond_destroy(&rt->synth_cv);
-        pthread_cond_destroy(&rt->work_cv);
-        pthread_cond_destroy(&rt->gpu_cv);
         pthread_cond_destroy(&rt->sleep_cv);
     }
     free(rt->devices);
@@ -642,8 +775,9 @@ static void rt_free(struct cupace_rt *rt)
     free(rt->synth_finished);
     free(rt->lateness);
     free(rt->log);
-    free(rt->replay);
-    free(rt->synth_threads);
+    free(rt->synth_workers);
+    crew_free(&rt->synth_crew);
+    crew_free(&rt->gpu_crew);
     free(rt->gpu_workers);
     cupace_ps_free(&rt->ps);
     cupace_pipeline_free(&rt->pl);
@@ -654,7 +788,10 @@ static void rt_free(struct cupace_rt *rt)
 static int start_threads(struct cupace_rt *rt, struct cupace_err *err)
 {
     for (uint64_t i = 0; i < rt->cfg.engine.synth_workers; i++) {
-        if (pthread_create(&rt->synth_threads[i], NULL, synth_thread, rt) != 0)
+        rt->synth_workers[i].rt = rt;
+        rt->synth_workers[i].index = (unsigned)i;
+        if (pthread_create(&rt->synth_workers[i].thread, NULL, synth_thread,
+                           &rt->synth_workers[i]) != 0)
             return cupace_err_set(err, "cannot start synthesis thread %llu: %s",
                                   (unsigned long long)i, strerror(errno));
         rt->nsynth_started++;
@@ -662,6 +799,7 @@ static int start_threads(struct cupace_rt *rt, struct cupace_err *err)
     for (uint32_t w = 0; w < rt->pl.nworkers; w++) {
         rt->gpu_workers[w].rt = rt;
         rt->gpu_workers[w].device = w / rt->pl.workers_per_device;
+        rt->gpu_workers[w].index = w;
         if (pthread_create(&rt->gpu_workers[w].thread, NULL, gpu_thread, &rt->gpu_workers[w]) != 0)
             return cupace_err_set(err, "cannot start GPU worker %u: %s", w, strerror(errno));
         rt->ngpu_started++;
@@ -674,11 +812,11 @@ static void join_threads(struct cupace_rt *rt)
     pthread_mutex_lock(&rt->lock);
     rt->done = 1;
     pthread_cond_broadcast(&rt->synth_cv);
-    pthread_cond_broadcast(&rt->work_cv);
-    pthread_cond_broadcast(&rt->gpu_cv);
+    crew_wake_all(&rt->synth_crew);
+    crew_wake_all(&rt->gpu_crew);
     pthread_mutex_unlock(&rt->lock);
     for (size_t i = 0; i < rt->nsynth_started; i++)
-        pthread_join(rt->synth_threads[i], NULL);
+        pthread_join(rt->synth_workers[i].thread, NULL);
     for (size_t i = 0; i < rt->ngpu_started; i++)
         pthread_join(rt->gpu_workers[i].thread, NULL);
 }
