@@ -76,7 +76,7 @@ struct rt_synth_worker {
  * idle longest (DESIGN §4's order for GPU workers) and knows it did: a
  * spurious wake-up cannot be mistaken for a hand-off.  `free` counts the
  * members awake and bound to look at the queue before they sleep again,
- * including those woken and not yet running.  Work is handed on with
+ * including those woken and not yet running.  Members start idle.  Work is handed on with
  * one wake-up only where no free member will see it anyway, and a member
  * that takes work and leaves more behind wakes the next one (a chain).
  * When work flows faster than threads wake, one member takes a batch and
@@ -212,6 +212,8 @@ static uint64_t scale_ns(uint64_t ns, double f);
 
 /* ---- crews (see struct rt_crew) ------------------------------------------ */
 
+/* Every member starts idle, in index order (device-major for the GPU
+ * workers, as in the simulator), before its thread even runs. */
 static int crew_init(struct rt_crew *c, unsigned n)
 {
     c->members = calloc(n ? n : 1, sizeof *c->members);
@@ -219,9 +221,13 @@ static int crew_init(struct rt_crew *c, unsigned n)
     if (!c->members || !c->idle)
         return -1;
     c->n = n;
-    for (unsigned i = 0; i < n; i++)
+    for (unsigned i = 0; i < n; i++) {
         cond_init_monotonic(&c->members[i].cv);
-    c->free = n;                        /* every member starts awake */
+        c->members[i].asleep = 1;
+        c->idle[i] = i;
+    }
+    c->idle_count = n;
+    c->free = 0;
     return 0;
 }
 
@@ -266,16 +272,13 @@ static void crew_done(struct rt_crew *c)
     c->free++;
 }
 
-/* Member i, free and finding nothing, sleeps until handed work or until
- * `stop` is set; with the engine's lock. */
-static void crew_sleep(struct cupace_rt *rt, struct rt_crew *c, unsigned i, const int *stop1,
-                       const int *stop2)
+/* Member i, idle, waits until handed work or until a stop flag is set;
+ * with the engine's lock.  Returns at once if it was handed work already. */
+static void crew_wait(struct cupace_rt *rt, struct rt_crew *c, unsigned i, const int *stop1,
+                      const int *stop2)
 {
     struct rt_member *m = &c->members[i];
 
-    c->free--;
-    m->asleep = 1;
-    c->idle[(c->idle_head + c->idle_count++) % c->n] = i;
     while (m->asleep && !*stop1 && !*stop2)
         pthread_cond_wait(&m->cv, &rt->lock);
     if (m->asleep) {                    /* stopped, not handed anything: leave the ring */
@@ -291,6 +294,16 @@ static void crew_sleep(struct cupace_rt *rt, struct rt_crew *c, unsigned i, cons
         m->asleep = 0;
         c->free++;
     }
+}
+
+/* Member i, free and finding nothing, goes idle and waits. */
+static void crew_sleep(struct cupace_rt *rt, struct rt_crew *c, unsigned i, const int *stop1,
+                       const int *stop2)
+{
+    c->free--;
+    c->members[i].asleep = 1;
+    c->idle[(c->idle_head + c->idle_count++) % c->n] = i;
+    crew_wait(rt, c, i, stop1, stop2);
 }
 
 /* ---- the observer: one snapshot per event, replayed by the dispatcher -- */
@@ -380,6 +393,7 @@ static void *synth_thread(void *arg)
     struct rt_crew *crew = &rt->synth_crew;
 
     pthread_mutex_lock(&rt->lock);
+    crew_wait(rt, crew, wk->index, &rt->done, &rt->cancelled);    /* idle from the start */
     for (;;) {
         uint32_t id;
 
@@ -475,6 +489,7 @@ static void *gpu_thread(void *arg)
     struct rt_crew *crew = &rt->gpu_crew;
 
     pthread_mutex_lock(&rt->lock);
+    crew_wait(rt, crew, wk->index, &rt->done, &rt->cancelled);    /* idle from the start */
     for (;;) {
         uint32_t id;
 
