@@ -261,7 +261,7 @@ static void crew_wake_all(struct rt_crew *c)
         pthread_cond_broadcast(&c->members[i].cv);
 }
 
-/* A free member takes work (1) or gives up its turn, finding none (0). */
+/* A free member took work: it will not look at the queue until it is done. */
 static void crew_busy(struct rt_crew *c)
 {
     c->free--;
@@ -272,14 +272,14 @@ static void crew_done(struct rt_crew *c)
     c->free++;
 }
 
-/* Member i, idle, waits until handed work or until a stop flag is set;
- * with the engine's lock.  Returns at once if it was handed work already. */
-static void crew_wait(struct cupace_rt *rt, struct rt_crew *c, unsigned i, const int *stop1,
-                      const int *stop2)
+/* Member i, idle, waits until handed work or until the run is done or
+ * cancelled; with the engine's lock.  Returns at once if it was handed work
+ * already. */
+static void crew_wait(struct cupace_rt *rt, struct rt_crew *c, unsigned i)
 {
     struct rt_member *m = &c->members[i];
 
-    while (m->asleep && !*stop1 && !*stop2)
+    while (m->asleep && !rt->done && !rt->cancelled)
         pthread_cond_wait(&m->cv, &rt->lock);
     if (m->asleep) {                    /* stopped, not handed anything: leave the ring */
         for (unsigned k = 0; k < c->idle_count; k++) {
@@ -297,13 +297,12 @@ static void crew_wait(struct cupace_rt *rt, struct rt_crew *c, unsigned i, const
 }
 
 /* Member i, free and finding nothing, goes idle and waits. */
-static void crew_sleep(struct cupace_rt *rt, struct rt_crew *c, unsigned i, const int *stop1,
-                       const int *stop2)
+static void crew_sleep(struct cupace_rt *rt, struct rt_crew *c, unsigned i)
 {
     c->free--;
     c->members[i].asleep = 1;
     c->idle[(c->idle_head + c->idle_count++) % c->n] = i;
-    crew_wait(rt, c, i, stop1, stop2);
+    crew_wait(rt, c, i);
 }
 
 /* ---- the observer: one snapshot per event, replayed by the dispatcher -- */
@@ -393,14 +392,14 @@ static void *synth_thread(void *arg)
     struct rt_crew *crew = &rt->synth_crew;
 
     pthread_mutex_lock(&rt->lock);
-    crew_wait(rt, crew, wk->index, &rt->done, &rt->cancelled);    /* idle from the start */
+    crew_wait(rt, crew, wk->index);    /* idle from the start */
     for (;;) {
         uint32_t id;
 
         if (rt->sq_head == rt->sq_tail) {
             if (rt->done || rt->cancelled)
                 break;
-            crew_sleep(rt, crew, wk->index, &rt->done, &rt->cancelled);
+            crew_sleep(rt, crew, wk->index);
             continue;
         }
         id = rt->synth_q[rt->sq_head++];
@@ -489,7 +488,7 @@ static void *gpu_thread(void *arg)
     struct rt_crew *crew = &rt->gpu_crew;
 
     pthread_mutex_lock(&rt->lock);
-    crew_wait(rt, crew, wk->index, &rt->done, &rt->cancelled);    /* idle from the start */
+    crew_wait(rt, crew, wk->index);    /* idle from the start */
     for (;;) {
         uint32_t id;
 
@@ -498,7 +497,7 @@ static void *gpu_thread(void *arg)
         if (rt->pl.waiting == 0) {
             if (rt->done)
                 break;
-            crew_sleep(rt, crew, wk->index, &rt->done, &rt->cancelled);
+            crew_sleep(rt, crew, wk->index);
             continue;
         }
         id = cupace_pipeline_take(&rt->pl, rt_now(rt), wk->device);
