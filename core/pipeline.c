@@ -131,10 +131,24 @@ static void notify(struct cupace_pipeline *pl, uint64_t now)
         pl->observer(pl->observer_ctx, now);
 }
 
-static void release(struct cupace_pipeline *pl, struct cupace_part *p, uint64_t bytes)
+_Static_assert(sizeof(struct cupace_part) == 64, "a partition record is one cache line");
+
+/* What a partition holds of the budget, by its state (see struct cupace_part). */
+static uint64_t mem_held(const struct cupace_pipeline *pl, const struct cupace_part *p)
 {
-    assert(p->mem_held >= bytes && pl->mem_reserved >= bytes);
-    p->mem_held -= bytes;
+    switch (p->state) {
+    case CUPACE_PART_SYNTH:
+    case CUPACE_PART_WAITING:
+    case CUPACE_PART_GPU:
+        return p->released ? pl->part_mem - pl->release_at_kernel : pl->part_mem;
+    default:
+        return 0;
+    }
+}
+
+static void release(struct cupace_pipeline *pl, uint64_t bytes)
+{
+    assert(pl->mem_reserved >= bytes);
     pl->mem_reserved -= bytes;
 }
 
@@ -143,7 +157,7 @@ static void finish_part(struct cupace_pipeline *pl, uint64_t now, struct cupace_
 {
     struct cupace_job *job = &pl->jobs[p->job];
 
-    release(pl, p, p->mem_held);
+    release(pl, mem_held(pl, p));
     p->state = failed ? CUPACE_PART_FAILED : CUPACE_PART_DONE;
     if (failed) {
         pl->failed++;
@@ -191,15 +205,18 @@ uint32_t cupace_pipeline_dispatch(struct cupace_pipeline *pl, uint64_t now)
     uint32_t id = pl->next_dispatch++;
     struct cupace_part *p = &pl->parts[id];
     struct cupace_job *job = &pl->jobs[p->job];
+    struct cupace_draws d;
 
     assert(p->state == CUPACE_PART_PENDING);
     account(pl, now);
-    cupace_workload_draw(&pl->draw_plan, p->job, id - job->first, &p->draws);
+    cupace_workload_draw(&pl->draw_plan, p->job, id - job->first, &d);
+    p->prep_draw = d.prep;
+    p->kernel_draw = d.kernel;
+    p->epilogue_draw = d.epilogue;
+    p->fail = d.fail;
     p->state = CUPACE_PART_SYNTH;
-    p->t_dispatch = now;
-    p->mem_held = pl->part_mem;
-    p->synth_drawn_ns = cupace_workload_synth_ns(&pl->cfg->workload, now, job->synth_ns,
-                                                 p->draws.synth);
+    p->t_stage = now;
+    p->synth_drawn_ns = cupace_workload_synth_ns(&pl->cfg->workload, now, job->synth_ns, d.synth);
     pl->mem_reserved += pl->part_mem;
     pl->dispatched++;
     pl->in_synthesis++;
@@ -214,14 +231,14 @@ int cupace_pipeline_synth_end(struct cupace_pipeline *pl, uint64_t now, uint32_t
     assert(p->state == CUPACE_PART_SYNTH);
     account(pl, now);
     pl->in_synthesis--;
-    if (p->draws.fail == CUPACE_FAIL_SYNTH) {
+    if (p->fail == CUPACE_FAIL_SYNTH) {
         finish_part(pl, now, p, 1);
         notify(pl, now);
         return -1;
     }
     p->state = CUPACE_PART_WAITING;
     pl->synth_done++;
-    pl->synth_ns_total += now - p->t_dispatch;
+    pl->synth_ns_total += now - p->t_stage;
     pl->gpuq[pl->q_tail++] = id;
     pl->waiting++;
     notify(pl, now);
@@ -238,7 +255,7 @@ uint32_t cupace_pipeline_take(struct cupace_pipeline *pl, uint64_t now, unsigned
     id = pl->gpuq[pl->q_head++];
     p = &pl->parts[id];
     p->state = CUPACE_PART_GPU;
-    p->t_take = now;
+    p->t_stage = now;
     pl->waiting--;
     pl->gpu_busy++;
     pl->device_holders[device]++;
@@ -263,7 +280,8 @@ void cupace_pipeline_kernel_start(struct cupace_pipeline *pl, uint64_t now, uint
     p->kernel_ns = kernel_ns;
     if (pl->device_kernels[device]++ == 0)
         pl->busy_devices++;
-    release(pl, p, pl->release_at_kernel);
+    p->released = 1;
+    release(pl, pl->release_at_kernel);
     notify(pl, now);
 }
 
@@ -282,7 +300,7 @@ int cupace_pipeline_kernel_end(struct cupace_pipeline *pl, uint64_t now, uint32_
     assert(p->state == CUPACE_PART_GPU && p->in_kernel);
     account(pl, now);
     kernel_stop(pl, p, device);
-    if (p->draws.fail != CUPACE_FAIL_GPU)
+    if (p->fail != CUPACE_FAIL_GPU)
         return 0;                   /* no signal changed: no update */
     pl->gpu_busy--;
     pl->device_holders[device]--;
@@ -298,15 +316,14 @@ void cupace_pipeline_gpu_done(struct cupace_pipeline *pl, uint64_t now, uint32_t
 
     assert(p->state == CUPACE_PART_GPU && !p->in_kernel);
     account(pl, now);
-    p->epilogue_ns = epilogue_ns;
     pl->gpu_busy--;
     pl->device_holders[device]--;
     /* time before done, so that a reader never sees a completion without it */
-    pl->gpu_ns_total += now - p->t_take;
+    pl->gpu_ns_total += now - p->t_stage;
     pl->gpu_device_ns_total += p->kernel_ns;
     pl->gpu_done++;
     pl->bound_byte_ns += (cupace_acc)(p->synth_drawn_ns + p->prep_ns) * pl->part_mem +
-                         (cupace_acc)(p->kernel_ns + p->epilogue_ns) *
+                         (cupace_acc)(p->kernel_ns + epilogue_ns) *
                              (pl->part_mem - pl->release_at_kernel);
     finish_part(pl, now, p, 0);
     notify(pl, now);
@@ -397,7 +414,7 @@ int cupace_pipeline_sane_full(const struct cupace_pipeline *pl)
         if (p->state > CUPACE_PART_FAILED)
             return 0;
         count[p->state]++;
-        held += p->mem_held;
+        held += mem_held(pl, p);
         if ((i < pl->next_dispatch) != (p->state != CUPACE_PART_PENDING))
             return 0;               /* the job queue is the range [next_dispatch, arrived_end) */
     }

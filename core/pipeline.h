@@ -36,14 +36,21 @@ enum cupace_part_state {
     CUPACE_PART_DONE, CUPACE_PART_FAILED
 };
 
+/* One partition's record: 64 bytes, one per partition of the run, so kept
+ * small (a large run's records are tens of MiB, and on a virtual machine
+ * the kernel's zeroing of fresh pages is a good part of a simulation's
+ * time).  What it holds follows from its state: memory held is the whole
+ * partition from dispatch on, less release_at_kernel once the kernel has
+ * started (`released`), nothing once finished. */
 struct cupace_part {
     uint32_t job;
     uint8_t state;
-    uint8_t in_kernel;
-    uint64_t mem_held;
-    struct cupace_draws draws;
-    uint64_t t_dispatch, t_take;
-    uint64_t synth_drawn_ns, prep_ns, kernel_ns, epilogue_ns;
+    uint8_t in_kernel;              /* between kernel start and kernel end */
+    uint8_t released;               /* release_at_kernel given back */
+    uint8_t fail;                   /* enum cupace_fail_stage, drawn at dispatch */
+    double prep_draw, kernel_draw, epilogue_draw;   /* mean-1 multipliers, drawn at dispatch */
+    uint64_t t_stage;               /* dispatch time until the synthesis ends, then take time */
+    uint64_t synth_drawn_ns, prep_ns, kernel_ns;
 };
 
 struct cupace_job {

@@ -450,14 +450,14 @@ static void gpu_process(struct cupace_rt *rt, unsigned dev, uint32_t id)
     const struct cupace_workload *w = &rt->cfg.workload;
     struct cupace_part *p = &rt->pl.parts[id];
     struct rt_device *d = &rt->devices[dev];
-    uint64_t prep = cupace_workload_prep_ns(w, rt_now(rt), p->draws.prep), k, e;
+    uint64_t prep = cupace_workload_prep_ns(w, rt_now(rt), p->prep_draw), k, e;
     int failed;
 
     if (phase(rt, dev, CUPACE_PHASE_PREP, id, prep) < 0)
         goto cancel;
     if (w->gpu_exclusive && lock_device(rt, d) < 0)
         goto cancel;
-    k = cupace_workload_kernel_ns(w, rt_now(rt), rt->pl.jobs[p->job].kernel_ns, p->draws.kernel,
+    k = cupace_workload_kernel_ns(w, rt_now(rt), rt->pl.jobs[p->job].kernel_ns, p->kernel_draw,
                                   dev, cupace_pipeline_contended(&rt->pl, dev));
     cupace_pipeline_kernel_start(&rt->pl, rt_now(rt), id, dev, prep, k);
     if (phase(rt, dev, CUPACE_PHASE_KERNEL, id, k) < 0) {
@@ -470,7 +470,7 @@ static void gpu_process(struct cupace_rt *rt, unsigned dev, uint32_t id)
         unlock_device(d);
     if (failed)
         return;
-    e = cupace_workload_epilogue_ns(w, rt_now(rt), p->draws.epilogue);
+    e = cupace_workload_epilogue_ns(w, rt_now(rt), p->epilogue_draw);
     if (phase(rt, dev, CUPACE_PHASE_EPILOGUE, id, e) < 0)
         goto cancel;
     /* the finalizer: time before the completion, inside the lock */

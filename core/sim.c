@@ -113,7 +113,7 @@ static void assign_workers(struct sim *s, uint64_t now)
 
         wk->part = cupace_pipeline_take(&s->pl, now, wk->device);
         p = &s->pl.parts[wk->part];
-        wk->prep_ns = cupace_workload_prep_ns(s->w, now, p->draws.prep);
+        wk->prep_ns = cupace_workload_prep_ns(s->w, now, p->prep_draw);
         push(s, cupace_sat_add(now, wk->prep_ns), EV_PREP, w, 0);
     }
 }
@@ -122,7 +122,7 @@ static void start_kernel(struct sim *s, uint64_t now, uint32_t w)
 {
     struct sim_worker *wk = &s->workers[w];
     struct cupace_part *p = &s->pl.parts[wk->part];
-    uint64_t k = cupace_workload_kernel_ns(s->w, now, s->pl.jobs[p->job].kernel_ns, p->draws.kernel,
+    uint64_t k = cupace_workload_kernel_ns(s->w, now, s->pl.jobs[p->job].kernel_ns, p->kernel_draw,
                                            wk->device,
                                            cupace_pipeline_contended(&s->pl, wk->device));
 
@@ -171,7 +171,7 @@ static void kernel_done(struct sim *s, uint64_t now, uint32_t w)
     if (cupace_pipeline_kernel_end(&s->pl, now, wk->part, wk->device) < 0) {
         idle_push(s, w);
     } else {
-        wk->epilogue_ns = cupace_workload_epilogue_ns(s->w, now, p->draws.epilogue);
+        wk->epilogue_ns = cupace_workload_epilogue_ns(s->w, now, p->epilogue_draw);
         push(s, cupace_sat_add(now, wk->epilogue_ns), EV_EPILOGUE, w, 0);
     }
     release_lock(s, now, wk->device);
