@@ -54,16 +54,11 @@ struct rt_device {
     uint64_t next_ticket, serving;
 };
 
-struct rt_gpu_worker {
+/* A synthesis thread or a GPU worker. */
+struct rt_worker {
     struct cupace_rt *rt;
-    unsigned device;
-    unsigned index;                     /* in the GPU crew */
-    pthread_t thread;
-};
-
-struct rt_synth_worker {
-    struct cupace_rt *rt;
-    unsigned index;                     /* in the synthesis crew */
+    unsigned index;                     /* in its crew */
+    unsigned device;                    /* GPU workers only */
     pthread_t thread;
 };
 
@@ -131,8 +126,7 @@ struct cupace_rt {
     uint64_t last_interval;
     uint64_t next_sample;
 
-    struct rt_synth_worker *synth_workers;
-    struct rt_gpu_worker *gpu_workers;
+    struct rt_worker *synth_workers, *gpu_workers;
     size_t nsynth_started, ngpu_started;
 };
 
@@ -387,7 +381,7 @@ static void synth_run(struct cupace_rt *rt, uint32_t id)
 
 static void *synth_thread(void *arg)
 {
-    struct rt_synth_worker *wk = arg;
+    struct rt_worker *wk = arg;
     struct cupace_rt *rt = wk->rt;
     struct rt_crew *crew = &rt->synth_crew;
 
@@ -482,9 +476,8 @@ cancel:
 
 static void *gpu_thread(void *arg)
 {
-    struct rt_gpu_worker *wk = arg;
+    struct rt_worker *wk = arg;
     struct cupace_rt *rt = wk->rt;
-
     struct rt_crew *crew = &rt->gpu_crew;
 
     pthread_mutex_lock(&rt->lock);

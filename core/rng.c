@@ -129,11 +129,3 @@ double cupace_mult_draw(const struct cupace_mult *m, struct cupace_rng *r)
     }
     return 1.0;
 }
-
-double cupace_rng_multiplier(struct cupace_rng *r, enum cupace_dist d, double cv)
-{
-    struct cupace_mult m;
-
-    cupace_mult_init(&m, d, cv);
-    return cupace_mult_draw(&m, r);
-}

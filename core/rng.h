@@ -40,7 +40,5 @@ struct cupace_mult {
 
 void cupace_mult_init(struct cupace_mult *m, enum cupace_dist d, double cv);
 double cupace_mult_draw(const struct cupace_mult *m, struct cupace_rng *r);
-/* The same, parameters worked out on the spot. */
-double cupace_rng_multiplier(struct cupace_rng *r, enum cupace_dist d, double cv);
 
 #endif
