@@ -3,6 +3,7 @@
  */
 #include "config.h"
 #include "heap.h"
+#include "grow.h"
 
 #include <stdlib.h>
 
@@ -30,12 +31,10 @@ int cupace_heap_push(struct cupace_heap *h, uint64_t time, uint32_t type, uint32
     size_t i;
 
     if (h->n == h->cap) {
-        size_t cap = h->cap ? h->cap * 2 : 256;
-        struct cupace_event *ev = realloc(h->ev, cap * sizeof *ev);
+        struct cupace_event *ev = cupace_grow(h->ev, &h->cap, sizeof *ev, 256);
         if (!ev)
             return -1;
         h->ev = ev;
-        h->cap = cap;
     }
     h->next_seq++;
     i = h->n++;

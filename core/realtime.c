@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "grow.h"
 #include "pipeline.h"
 #include "ps.h"
 #include "units.h"
@@ -306,14 +307,12 @@ static void on_event(void *ctx, uint64_t now)
     struct cupace_rt *rt = ctx;
 
     if (rt->nlog == rt->caplog) {
-        size_t cap = rt->caplog ? rt->caplog * 2 : 256;
-        struct cupace_signals *more = realloc(rt->log, cap * sizeof *more);
+        struct cupace_signals *more = cupace_grow(rt->log, &rt->caplog, sizeof *more, 256);
         if (!more) {
             rt->oom = 1;
             return;
         }
         rt->log = more;
-        rt->caplog = cap;
     }
     cupace_pipeline_signals(&rt->pl, now, &rt->log[rt->nlog++]);
     if (rt->dispatcher_waiting) {

@@ -3,6 +3,7 @@
  */
 #include "config.h"
 #include "result.h"
+#include "grow.h"
 #include "pipeline.h"
 
 #include <math.h>
@@ -86,12 +87,10 @@ void cupace_result_from_pipeline(struct cupace_result *res, const struct cupace_
 int cupace_result_add_sample(struct cupace_result *res, const struct cupace_sample *s)
 {
     if (res->nseries == res->cap_series) {
-        size_t cap = res->cap_series ? res->cap_series * 2 : 1024;
-        struct cupace_sample *more = realloc(res->series, cap * sizeof *more);
+        struct cupace_sample *more = cupace_grow(res->series, &res->cap_series, sizeof *more, 1024);
         if (!more)
             return -1;
         res->series = more;
-        res->cap_series = cap;
     }
     res->series[res->nseries++] = *s;
     return 0;

@@ -3,9 +3,11 @@
 
 #include <check.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "testutil.h"
 #include "units.h"
+#include "grow.h"
 
 START_TEST(durations_take_every_unit)
 {
@@ -137,6 +139,26 @@ START_TEST(saturating_add_never_wraps)
 }
 END_TEST
 
+START_TEST(arrays_grow_by_doubling_and_refuse_overflow)
+{
+    size_t cap = 0;
+    int *a = cupace_grow(NULL, &cap, sizeof *a, 4), *b;
+
+    ck_assert_ptr_nonnull(a);
+    ck_assert_uint_eq(cap, 4);
+    a[3] = 7;
+    b = cupace_grow(a, &cap, sizeof *a, 4);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_uint_eq(cap, 8);
+    ck_assert_int_eq(b[3], 7);                  /* kept what it held */
+    a = b;
+    cap = SIZE_MAX / sizeof *a / 2 + 1;         /* doubling would overflow */
+    ck_assert_ptr_null(cupace_grow(a, &cap, sizeof *a, 4));
+    ck_assert_uint_eq(cap, SIZE_MAX / sizeof *a / 2 + 1);
+    free(a);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("units");
@@ -150,6 +172,7 @@ int main(void)
     tcase_add_test(tc, numbers_are_strict);
     tcase_add_test(tc, identifiers_exclude_paths);
     tcase_add_test(tc, saturating_add_never_wraps);
+    tcase_add_test(tc, arrays_grow_by_doubling_and_refuse_overflow);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }

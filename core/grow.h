@@ -1,0 +1,19 @@
+/*
+ * grow.h -- arrays that grow by doubling.
+ *
+ * The event heap, the report's time series and the real-time event log all
+ * append to an array whose capacity doubles when it is full; this is the
+ * one place that does the arithmetic, overflow included.
+ */
+#ifndef CUPACE_GROW_H
+#define CUPACE_GROW_H
+
+#include <stddef.h>
+
+/* Reallocates `items` (of *cap elements of `elem` bytes, all in use) to
+ * twice its capacity, or to `first` elements when it has none, and updates
+ * *cap.  Returns the new array, or NULL when out of memory or when the size
+ * would overflow; then `items` and *cap are unchanged. */
+void *cupace_grow(void *items, size_t *cap, size_t elem, size_t first);
+
+#endif
