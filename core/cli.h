@@ -8,6 +8,8 @@
 
 #include "conf.h"
 #include "error.h"
+#include "pacer_host.h"
+#include "realtime.h"
 
 enum {
     CUPACE_EXIT_OK = 0,
@@ -33,6 +35,17 @@ struct cupace_cli {
 int cupace_cli_usage_error(const char *what);
 int cupace_cli_check_pacers(struct cupace_config *cfg, const char *const *labels, size_t n,
                             struct cupace_err *err);
+
+/* Around real-time runs (cli_realtime.c): signals_start blocks SIGINT and
+ * SIGTERM and takes them in a thread of its own until signals_stop; each
+ * one stops the run of cupace_cli_realtime in progress (or the next one). */
+void cupace_cli_signals_start(int quiet);
+void cupace_cli_signals_stop(void);
+int cupace_cli_signals_taken(void);
+/* One real-time run with the status line and the backend note unless quiet. */
+int cupace_cli_realtime(const struct cupace_config *cfg, struct cupace_pacer_instance *pacer,
+                        const struct cupace_run_opts *opts, int quiet, struct cupace_result *res,
+                        struct cupace_err *err);
 
 /* run (ab = 0) and ab (ab = 1): cli_run.c */
 int cupace_cli_run(struct cupace_cli *cli, int ab);

@@ -80,7 +80,7 @@ static int run_one(struct cupace_config *cfg, const char *label, const struct cu
     if (cfg->engine.mode == CUPACE_MODE_SIM)
         rc = cupace_simulate(cfg, &inst, opts, res, err);
     else
-        rc = cupace_realtime(cfg, &inst, opts, cli->quiet, res, err);
+        rc = cupace_cli_realtime(cfg, &inst, opts, cli->quiet, res, err);
     cupace_pacer_instance_destroy(&inst);
     return rc;
 }
@@ -129,7 +129,7 @@ int cupace_cli_run(struct cupace_cli *cli, int ab)
     struct cupace_config *cfg;
     struct cupace_result *res;
     struct cupace_err err;
-    struct cupace_run_opts opts = { 0, 1000000000ULL };
+    struct cupace_run_opts opts = { .series_step_ns = 1000000000ULL };
     struct cupace_report_meta meta;
     size_t n, done = 0;
     int rc = CUPACE_EXIT_OK, to_stdout, interrupted = 0;
@@ -154,6 +154,8 @@ int cupace_cli_run(struct cupace_cli *cli, int ab)
         cupace_config_free(cfg);
         return CUPACE_EXIT_USAGE;
     }
+    if (cfg->engine.mode == CUPACE_MODE_REALTIME)
+        cupace_cli_signals_start(cli->quiet);
     for (; done < n && !interrupted; done++) {
         if (run_one(cfg, labels[done], &opts, cli, &res[done], &err) < 0) {
             fprintf(stderr, "cupace: %s\n", err.msg);
@@ -162,6 +164,8 @@ int cupace_cli_run(struct cupace_cli *cli, int ab)
         }
         interrupted = res[done].interrupted;
     }
+    if (cfg->engine.mode == CUPACE_MODE_REALTIME)
+        cupace_cli_signals_stop();
     if (rc == CUPACE_EXIT_OK) {
         to_stdout = (cli->json && strcmp(cli->json, "-") == 0) ||
                     (cli->csv && strcmp(cli->csv, "-") == 0);

@@ -329,6 +329,47 @@ void cupace_pipeline_gpu_done(struct cupace_pipeline *pl, uint64_t now, uint32_t
     notify(pl, now);
 }
 
+uint64_t cupace_pipeline_prep_ns(const struct cupace_pipeline *pl, uint64_t now, uint32_t part)
+{
+    return cupace_workload_prep_ns(&pl->cfg->workload, now, pl->parts[part].prep_draw);
+}
+
+uint64_t cupace_pipeline_kernel_ns(const struct cupace_pipeline *pl, uint64_t now, uint32_t part,
+                                   unsigned device)
+{
+    const struct cupace_part *p = &pl->parts[part];
+
+    return cupace_workload_kernel_ns(&pl->cfg->workload, now, pl->jobs[p->job].kernel_ns,
+                                     p->kernel_draw, device, cupace_pipeline_contended(pl, device));
+}
+
+uint64_t cupace_pipeline_epilogue_ns(const struct cupace_pipeline *pl, uint64_t now, uint32_t part)
+{
+    return cupace_workload_epilogue_ns(&pl->cfg->workload, now, pl->parts[part].epilogue_draw);
+}
+
+size_t cupace_pipeline_synth_collect(struct cupace_pipeline *pl, struct cupace_ps *ps, uint64_t now,
+                                     int scheduled, void (*each)(void *ctx, uint32_t id, int rc),
+                                     void *ctx)
+{
+    size_t n = 0;
+    uint32_t id;
+
+    /* pop_due takes what ps finds finished (ties within half a ns), the
+     * earliest first; the scheduled one is taken first whatever it finds */
+    for (int first = scheduled && ps->n; first || cupace_ps_pop_due(ps, now, &id) == 0; first = 0) {
+        int rc;
+
+        if (first)
+            id = cupace_ps_pop(ps, now);
+        rc = cupace_pipeline_synth_end(pl, now, id);
+        if (each)
+            each(ctx, id, rc);
+        n++;
+    }
+    return n;
+}
+
 void cupace_pipeline_abort(struct cupace_pipeline *pl, uint64_t now, uint32_t id, unsigned device)
 {
     struct cupace_part *p = &pl->parts[id];

@@ -29,6 +29,7 @@
 #include "conf.h"
 #include "cupace/pacer.h"
 #include "error.h"
+#include "ps.h"
 #include "workload.h"
 
 enum cupace_part_state {
@@ -139,6 +140,30 @@ int cupace_pipeline_kernel_end(struct cupace_pipeline *pl, uint64_t now, uint32_
                                unsigned device);
 void cupace_pipeline_gpu_done(struct cupace_pipeline *pl, uint64_t now, uint32_t part,
                               unsigned device, uint64_t epilogue_ns);
+
+/* The durations of a partition's GPU phases starting at now, by the model
+ * (change points, trace overrides, device speed, and for the kernel the
+ * contention on `device` at that moment). */
+uint64_t cupace_pipeline_prep_ns(const struct cupace_pipeline *pl, uint64_t now, uint32_t part);
+uint64_t cupace_pipeline_kernel_ns(const struct cupace_pipeline *pl, uint64_t now, uint32_t part,
+                                   unsigned device);
+uint64_t cupace_pipeline_epilogue_ns(const struct cupace_pipeline *pl, uint64_t now, uint32_t part);
+
+/* Ends, by cupace_pipeline_synth_end, every synthesis of ps finished at
+ * now, ties included, calling each(ctx, id, rc) after each end (rc: 0, or
+ * -1 when it failed; each may be NULL).  `scheduled`: the earliest one is
+ * finished whatever the rounding of ps says, because its finish event fired
+ * at now (the simulator); otherwise what ps says (real time).  Returns how
+ * many ended. */
+size_t cupace_pipeline_synth_collect(struct cupace_pipeline *pl, struct cupace_ps *ps, uint64_t now,
+                                     int scheduled, void (*each)(void *ctx, uint32_t id, int rc),
+                                     void *ctx);
+
+/* GPU workers are numbered device-major: worker w belongs to device w / W. */
+static inline unsigned cupace_pipeline_worker_device(const struct cupace_pipeline *pl, uint32_t w)
+{
+    return w / pl->workers_per_device;
+}
 
 /* Cancels a partition wherever it is (synthesis, or on a worker of
  * `device`): it is accounted as failed.  For a cancelled real-time run. */

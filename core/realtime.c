@@ -9,16 +9,19 @@
  *    replays them in order, with the lock held), and dispatches when the
  *    gates pass and now >= last_dispatch + interval.  It sleeps on a
  *    condition variable until an absolute CLOCK_MONOTONIC deadline (the due
- *    dispatch, the next arrival, the status line) and is woken early by an
- *    event, once per sleep;
+ *    dispatch, the next arrival, the next progress report) and is woken
+ *    early by an event, once per sleep.  Its gates, stall rule and sampler
+ *    are the simulator's (dispatch.h);
  *  - `synth_workers` synthesis threads sharing `cpu_slots` by processor
  *    sharing (the same ps.c tracker as the simulator);
  *  - `workers_per_device` GPU workers per device, taking waiting partitions
  *    longest idle first; the device lock is a ticket lock, granted in
  *    request order.  Both pools are crews (struct rt_crew): a thread is
- *    woken only when no awake one will see the work;
- *  - a signal thread: the first SIGINT/SIGTERM stops dispatching, the
- *    second cancels what is in flight.
+ *    woken only when no awake one will see the work.
+ * It owns no part of the process: no signal, no terminal, no output.  A
+ * caller stops a run with cupace_rt_stop() from any thread (drain, then
+ * cancel: the command does so on SIGINT) and learns of its progress through
+ * a callback.
  *
  * All pipeline state is under one mutex.  The GPU completion ("finalizer")
  * adds the worker's processing time to gpu_ns_total before it increments
@@ -31,17 +34,14 @@
 #include "config.h"
 #include "realtime.h"
 
-#include <errno.h>
-#include <math.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "backend.h"
+#include "dispatch.h"
 #include "grow.h"
 #include "pipeline.h"
 #include "ps.h"
@@ -92,13 +92,14 @@ struct rt_crew {
 };
 
 struct cupace_rt {
-    struct cupace_config cfg;           /* scaled copy */
+    struct cupace_config cfg;           /* the caller's engine and workload, time-scaled (scale_config) */
     struct cupace_pipeline pl;
+    struct cupace_dispatcher disp;
     struct cupace_pacer_instance *pacer;
     const struct cupace_backend_ops *backend;
-    const struct cupace_run_opts *opts;
+    char backend_why[256];              /* why `auto` chose it */
+    struct cupace_run_opts opts;
     struct cupace_result *res;
-    int quiet, tty;
 
     pthread_mutex_t lock;
     pthread_cond_t dispatcher_cv;
@@ -112,6 +113,7 @@ struct cupace_rt {
     struct cupace_signals *log;         /* events not yet fed to the controller */
     size_t nlog, caplog;
     int stopping, cancelled, done, oom;
+    int synced;                         /* the mutexes and condition variables exist */
     /* threads asleep on each condition: a signal nobody waits for is skipped
      * (on a virtual machine every futex call is a trip to the kernel) */
     unsigned dispatcher_waiting, ps_waiters;
@@ -124,8 +126,6 @@ struct cupace_rt {
     uint64_t last_event_ns;
     double *lateness;
     size_t nlateness;
-    uint64_t last_interval;
-    uint64_t next_sample;
 
     struct rt_worker *synth_workers, *gpu_workers;
     size_t nsynth_started, ngpu_started;
@@ -202,8 +202,6 @@ const struct cupace_backend_ops cupace_backend_emulated = {
     .name = "emulated",
     .run_phase = emulated_phase,
 };
-
-static uint64_t scale_ns(uint64_t ns, double f);
 
 /* ---- crews (see struct rt_crew) ------------------------------------------ */
 
@@ -319,37 +317,24 @@ static void on_event(void *ctx, uint64_t now)
         rt->dispatcher_waiting = 0;     /* one signal per sleep */
         pthread_cond_signal(&rt->dispatcher_cv);
     }
-    if (rt->opts->record_series && now >= rt->next_sample) {
-        if (cupace_result_sample_pipeline(rt->res, &rt->pl, now, rt->last_interval) < 0)
-            rt->oom = 1;
-        /* one sample per step of model time */
-        rt->next_sample = cupace_sat_add(now, scale_ns(rt->opts->series_step_ns,
-                                                       rt->cfg.workload.time_scale));
-    }
+    cupace_dispatcher_observe(&rt->disp, now);
 }
 
 /* ---- synthesis --------------------------------------------------------- */
 
+static void synth_ended(void *ctx, uint32_t id, int rc)
+{
+    struct cupace_rt *rt = ctx;
+
+    rt->synth_finished[id] = 1;
+    if (rc == 0)
+        crew_hand_on(&rt->gpu_crew);
+}
+
 /* Ends every synthesis whose work is done by now; called with the lock. */
 static void synth_collect(struct cupace_rt *rt, uint64_t now)
 {
-    uint32_t id;
-    int any = 0;
-
-    while (rt->ps.n && cupace_ps_next(&rt->ps, now) <= now) {
-        id = cupace_ps_pop(&rt->ps, now);
-        rt->synth_finished[id] = 1;
-        if (cupace_pipeline_synth_end(&rt->pl, now, id) == 0)
-            crew_hand_on(&rt->gpu_crew);
-        any = 1;
-    }
-    while (cupace_ps_pop_due(&rt->ps, now, &id) == 0) {
-        rt->synth_finished[id] = 1;
-        if (cupace_pipeline_synth_end(&rt->pl, now, id) == 0)
-            crew_hand_on(&rt->gpu_crew);
-        any = 1;
-    }
-    if (any && rt->ps_waiters)
+    if (cupace_pipeline_synth_collect(&rt->pl, &rt->ps, now, 0, synth_ended, rt) && rt->ps_waiters)
         pthread_cond_broadcast(&rt->synth_cv);
 }
 
@@ -441,17 +426,15 @@ static void unlock_device(struct rt_device *d)
 static void gpu_process(struct cupace_rt *rt, unsigned dev, uint32_t id)
 {
     const struct cupace_workload *w = &rt->cfg.workload;
-    struct cupace_part *p = &rt->pl.parts[id];
     struct rt_device *d = &rt->devices[dev];
-    uint64_t prep = cupace_workload_prep_ns(w, rt_now(rt), p->prep_draw), k, e;
+    uint64_t prep = cupace_pipeline_prep_ns(&rt->pl, rt_now(rt), id), k, e;
     int failed;
 
     if (phase(rt, dev, CUPACE_PHASE_PREP, id, prep) < 0)
         goto cancel;
     if (w->gpu_exclusive && lock_device(rt, d) < 0)
         goto cancel;
-    k = cupace_workload_kernel_ns(w, rt_now(rt), rt->pl.jobs[p->job].kernel_ns, p->kernel_draw,
-                                  dev, cupace_pipeline_contended(&rt->pl, dev));
+    k = cupace_pipeline_kernel_ns(&rt->pl, rt_now(rt), id, dev);
     cupace_pipeline_kernel_start(&rt->pl, rt_now(rt), id, dev, prep, k);
     if (phase(rt, dev, CUPACE_PHASE_KERNEL, id, k) < 0) {
         if (w->gpu_exclusive)
@@ -463,7 +446,7 @@ static void gpu_process(struct cupace_rt *rt, unsigned dev, uint32_t id)
         unlock_device(d);
     if (failed)
         return;
-    e = cupace_workload_epilogue_ns(w, rt_now(rt), p->epilogue_draw);
+    e = cupace_pipeline_epilogue_ns(&rt->pl, rt_now(rt), id);
     if (phase(rt, dev, CUPACE_PHASE_EPILOGUE, id, e) < 0)
         goto cancel;
     /* the finalizer: time before the completion, inside the lock */
@@ -503,70 +486,55 @@ static void *gpu_thread(void *arg)
     return NULL;
 }
 
-/* ---- signals ----------------------------------------------------------- */
+/* ---- stopping and progress ------------------------------------------- */
 
-struct sig_ctx {
-    struct cupace_rt *rt;
-    sigset_t set;
-};
-
-static void *signal_thread(void *arg)
+/* Cancels what is in flight: every sleeper is woken to see it. */
+static void cancel_locked(struct cupace_rt *rt)
 {
-    struct sig_ctx *sc = arg;
-    struct cupace_rt *rt = sc->rt;
-    int sig, count = 0;
-
-    while (sigwait(&sc->set, &sig) == 0) {
-        if (sig == SIGUSR2)
-            break;                      /* the run is over */
-        pthread_mutex_lock(&rt->lock);
-        if (++count == 1) {
-            rt->stopping = 1;
-            if (!rt->quiet)
-                fprintf(stderr, "\ncupace: %s: stopping dispatch, letting %llu partitions in "
-                        "flight finish (again to cancel them)\n", strsignal(sig),
-                        (unsigned long long)(rt->pl.dispatched - cupace_pipeline_finished(&rt->pl)));
-        } else {
-            rt->cancelled = 1;
-            pthread_cond_broadcast(&rt->synth_cv);
-            crew_wake_all(&rt->synth_crew);
-            crew_wake_all(&rt->gpu_crew);
-            for (uint32_t d = 0; d < rt->pl.ndevices; d++)
-                pthread_cond_broadcast(&rt->devices[d].cv);
-            pthread_mutex_lock(&rt->sleep_lock);
-            __atomic_store_n(&rt->sleep_cancel, 1, __ATOMIC_RELEASE);
-            pthread_cond_broadcast(&rt->sleep_cv);
-            pthread_mutex_unlock(&rt->sleep_lock);
-            if (!rt->quiet)
-                fprintf(stderr, "cupace: %s again: cancelling what is in flight\n", strsignal(sig));
-        }
-        pthread_cond_broadcast(&rt->dispatcher_cv);
-        pthread_mutex_unlock(&rt->lock);
-    }
-    return NULL;
+    rt->cancelled = 1;
+    pthread_cond_broadcast(&rt->synth_cv);
+    crew_wake_all(&rt->synth_crew);
+    crew_wake_all(&rt->gpu_crew);
+    for (uint32_t d = 0; d < rt->pl.ndevices; d++)
+        pthread_cond_broadcast(&rt->devices[d].cv);
+    pthread_mutex_lock(&rt->sleep_lock);
+    __atomic_store_n(&rt->sleep_cancel, 1, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&rt->sleep_cv);
+    pthread_mutex_unlock(&rt->sleep_lock);
 }
 
-/* ---- the status line --------------------------------------------------- */
-
-static void status_line(struct cupace_rt *rt, uint64_t now, int final)
+uint64_t cupace_rt_stop(struct cupace_rt *rt, enum cupace_rt_stop how)
 {
-    char mem[32], iv[32], state[256];
-    const struct cupace_pipeline *pl = &rt->pl;
+    uint64_t in_flight;
 
-    if (rt->quiet)
-        return;
-    cupace_format_size(pl->mem_reserved, mem, sizeof mem);
-    if (rt->last_interval == CUPACE_PACE_HOLD)
-        snprintf(iv, sizeof iv, "hold");
+    pthread_mutex_lock(&rt->lock);
+    in_flight = rt->pl.dispatched - cupace_pipeline_finished(&rt->pl);
+    if (how == CUPACE_RT_DRAIN)
+        rt->stopping = 1;
     else
-        cupace_format_duration(rt->last_interval, iv, sizeof iv);
+        cancel_locked(rt);
+    pthread_cond_broadcast(&rt->dispatcher_cv);
+    pthread_mutex_unlock(&rt->lock);
+    return in_flight;
+}
+
+static void progress(struct cupace_rt *rt, uint64_t now, int final)
+{
+    char state[256];
+    const struct cupace_pipeline *pl = &rt->pl;
+    struct cupace_rt_progress pr;
+
+    if (!rt->opts.progress)
+        return;
     cupace_pacer_instance_describe(rt->pacer, state, sizeof state);
-    fprintf(stderr, "%s[%s] %7.1fs %llu/%u done  waiting %llu  synth %llu  gpu %llu/%u  mem %s  "
-            "interval %s  %s%s", rt->tty ? "\r\033[K" : "cupace: ", rt->pacer->label,
-            (double)now / 1e9, (unsigned long long)cupace_pipeline_finished(pl), pl->nparts,
-            (unsigned long long)pl->waiting, (unsigned long long)pl->in_synthesis,
-            (unsigned long long)pl->gpu_busy, pl->nworkers, mem, iv, state,
-            rt->tty && !final ? "" : "\n");
+    pr = (struct cupace_rt_progress){
+        .now_ns = now, .label = rt->pacer->label,
+        .finished = cupace_pipeline_finished(pl), .partitions = pl->nparts,
+        .waiting = pl->waiting, .in_synthesis = pl->in_synthesis, .gpu_busy = pl->gpu_busy,
+        .gpu_workers = pl->nworkers, .mem_reserved = pl->mem_reserved,
+        .interval_ns = rt->disp.last_interval, .pacer_state = state, .final = final,
+    };
+    rt->opts.progress(rt->opts.progress_ctx, &pr);
 }
 
 /* ---- the dispatcher ---------------------------------------------------- */
@@ -592,15 +560,18 @@ static void record_lateness(struct cupace_rt *rt, uint64_t now, uint64_t due)
         rt->lateness[rt->nlateness++] = now > from ? (double)(now - from) / 1e9 : 0.0;
 }
 
+/* When the next progress report is due after now. */
+static uint64_t next_progress(const struct cupace_rt *rt, uint64_t now)
+{
+    return rt->opts.progress ? cupace_sat_add(now, rt->opts.progress_interval_ns) : UINT64_MAX;
+}
+
 static void dispatch_loop(struct cupace_rt *rt)
 {
-    uint64_t last_dispatch = 0, next_status;
-    int any_dispatch = 0;
+    uint64_t next_report = next_progress(rt, 0);
 
-    next_status = rt->tty ? 1000000000ULL : rt->cfg.engine.status_interval_ns;
     for (;;) {
-        uint64_t now = rt_now(rt), deadline, in_flight;
-        struct cupace_signals sig;
+        uint64_t now = rt_now(rt), deadline, in_flight, due;
 
         while (cupace_pipeline_next_arrival(&rt->pl) <= now)
             cupace_pipeline_arrive(&rt->pl, now);
@@ -608,43 +579,40 @@ static void dispatch_loop(struct cupace_rt *rt)
             replay_events(rt);
             continue;
         }
-        if (now >= next_status) {
-            status_line(rt, now, 0);
-            next_status = now + (rt->tty ? 1000000000ULL : rt->cfg.engine.status_interval_ns);
+        if (now >= next_report) {
+            progress(rt, now, 0);
+            next_report = next_progress(rt, now);
         }
         in_flight = rt->pl.dispatched - cupace_pipeline_finished(&rt->pl);
-        if (cupace_pipeline_finished(&rt->pl) == rt->pl.nparts || rt->oom ||
+        if (cupace_pipeline_finished(&rt->pl) == rt->pl.nparts || rt->oom || rt->disp.oom ||
             ((rt->stopping || rt->cancelled) && in_flight == 0))
             break;
         if (rt->cancelled)
             cupace_pipeline_abort_waiting(&rt->pl, now);
         deadline = rt->stopping ? UINT64_MAX : cupace_pipeline_next_arrival(&rt->pl);
-        if (next_status < deadline)
-            deadline = next_status;
-        if (!rt->stopping && cupace_pipeline_can_dispatch(&rt->pl)) {
-            uint64_t iv, due;
-
-            cupace_pipeline_signals(&rt->pl, now, &sig);
-            iv = rt->pacer->ops->interval_ns(rt->pacer->state, &sig);
-            rt->last_interval = iv;
-            if (iv != CUPACE_PACE_HOLD) {
-                due = any_dispatch ? cupace_sat_add(last_dispatch, iv) : 0;
+        if (next_report < deadline)
+            deadline = next_report;
+        if (!rt->stopping) {
+            switch (cupace_dispatcher_gate(&rt->disp, now, &due)) {
+            case CUPACE_GATE_DUE:
                 now = rt_now(rt);
                 if (now >= due) {
-                    uint32_t id = cupace_pipeline_dispatch(&rt->pl, now);
+                    uint32_t id = cupace_dispatcher_dispatch(&rt->disp, now);
                     record_lateness(rt, now, due);
-                    last_dispatch = now;
-                    any_dispatch = 1;
                     rt->synth_q[rt->sq_tail++] = id;
                     crew_hand_on(&rt->synth_crew);
                     continue;
                 }
                 if (due < deadline)
                     deadline = due;
-            } else if (in_flight == 0 &&
-                       cupace_pipeline_next_arrival(&rt->pl) == UINT64_MAX && rt->nlog == 0) {
-                /* nothing in flight, nothing to come: no event will ever wake us */
-                cupace_result_stalled(rt->res, rt->pacer->label, rt->pacer->plugin, now, &rt->pl);
+                break;
+            case CUPACE_GATE_HOLD:
+                if (rt->nlog == 0 && cupace_dispatcher_stalled(&rt->disp)) {
+                    cupace_result_stalled(rt->res, rt->pacer->label, rt->pacer->plugin, now, &rt->pl);
+                    goto out;
+                }
+                break;
+            case CUPACE_GATE_CLOSED:
                 break;
             }
         }
@@ -654,25 +622,27 @@ static void dispatch_loop(struct cupace_rt *rt)
             rt->dispatcher_waiting = 0;
         }
     }
-    status_line(rt, rt_now(rt), 1);
+out:
+    progress(rt, rt_now(rt), 1);
 }
 
 /* ---- set-up ------------------------------------------------------------ */
 
-static uint64_t scale_ns(uint64_t ns, double f)
-{
-    double v = (double)ns * f;
-
-    return v >= 1.8e19 ? UINT64_MAX : (uint64_t)llround(v);
-}
-
-/* A copy of cfg whose durations are multiplied by time_scale. */
+/* The engine's own config: the caller's [engine] and [workload] with every
+ * duration multiplied by time_scale, the change points and trace jobs in
+ * arrays of its own.  Nothing else of the caller's is kept: the owned
+ * strings and sections stay the caller's, and the path is borrowed for
+ * messages only (the caller's config outlives the run). */
 static int scale_config(struct cupace_config *dst, const struct cupace_config *src)
 {
     struct cupace_workload *w = &dst->workload;
     double f = src->workload.time_scale;
 
-    *dst = *src;
+    memset(dst, 0, sizeof *dst);
+    dst->path = src->path;
+    dst->engine = src->engine;
+    dst->workload = src->workload;
+    w->trace = NULL;
     w->changes = NULL;
     w->trace_jobs = NULL;
     if (src->workload.nchanges) {
@@ -688,26 +658,27 @@ static int scale_config(struct cupace_config *dst, const struct cupace_config *s
         memcpy(w->trace_jobs, src->workload.trace_jobs,
                src->workload.ntrace_jobs * sizeof *w->trace_jobs);
     }
-    w->interarrival_ns = scale_ns(w->interarrival_ns, f);
-    w->burst_every_ns = scale_ns(w->burst_every_ns, f);
-    w->synth_ns = scale_ns(w->synth_ns, f);
-    w->gpu_prep_ns = scale_ns(w->gpu_prep_ns, f);
-    w->gpu_kernel_ns = scale_ns(w->gpu_kernel_ns, f);
-    w->gpu_epilogue_ns = scale_ns(w->gpu_epilogue_ns, f);
+    w->interarrival_ns = cupace_scale_ns(w->interarrival_ns, f);
+    w->burst_every_ns = cupace_scale_ns(w->burst_every_ns, f);
+    w->synth_ns = cupace_scale_ns(w->synth_ns, f);
+    w->gpu_prep_ns = cupace_scale_ns(w->gpu_prep_ns, f);
+    w->gpu_kernel_ns = cupace_scale_ns(w->gpu_kernel_ns, f);
+    w->gpu_epilogue_ns = cupace_scale_ns(w->gpu_epilogue_ns, f);
     for (size_t i = 0; i < w->nchanges; i++) {
-        w->changes[i].at_ns = scale_ns(w->changes[i].at_ns, f);
-        w->changes[i].ns = scale_ns(w->changes[i].ns, f);
+        w->changes[i].at_ns = cupace_scale_ns(w->changes[i].at_ns, f);
+        w->changes[i].ns = cupace_scale_ns(w->changes[i].ns, f);
     }
     for (size_t i = 0; i < w->ntrace_jobs; i++) {
-        w->trace_jobs[i].arrival_ns = scale_ns(w->trace_jobs[i].arrival_ns, f);
-        w->trace_jobs[i].synth_ns = scale_ns(w->trace_jobs[i].synth_ns, f);
-        w->trace_jobs[i].kernel_ns = scale_ns(w->trace_jobs[i].kernel_ns, f);
+        w->trace_jobs[i].arrival_ns = cupace_scale_ns(w->trace_jobs[i].arrival_ns, f);
+        w->trace_jobs[i].synth_ns = cupace_scale_ns(w->trace_jobs[i].synth_ns, f);
+        w->trace_jobs[i].kernel_ns = cupace_scale_ns(w->trace_jobs[i].kernel_ns, f);
     }
     return 0;
 }
 
-/* backend = auto | cuda | emulated, said on stderr. */
-static int choose_backend(struct cupace_rt *rt, const struct cupace_config *cfg, int quiet,
+/* backend = auto | cuda | emulated; why `auto` chose what it chose is kept
+ * for the caller to tell. */
+static int choose_backend(struct cupace_rt *rt, const struct cupace_config *cfg,
                           struct cupace_err *err)
 {
     char why[256] = "this cupace was built without CUDA";
@@ -724,9 +695,8 @@ static int choose_backend(struct cupace_rt *rt, const struct cupace_config *cfg,
                               n == 1 ? "" : "s");
     }
     rt->backend = &cupace_backend_emulated;
-    if (!quiet && cfg->engine.backend == CUPACE_BACKEND_AUTO)
-        fprintf(stderr, "cupace: backend: emulated (%s)\n",
-                n > 0 ? "the CUDA workers are not built yet" : why);
+    snprintf(rt->backend_why, sizeof rt->backend_why, "%s",
+             n > 0 ? "the CUDA workers are not built yet" : why);
     return 0;
 }
 
@@ -762,12 +732,13 @@ static int rt_init(struct cupace_rt *rt, const struct cupace_config *cfg, struct
     cond_init_monotonic(&rt->sleep_cv);
     for (uint32_t d = 0; d < rt->pl.ndevices; d++)
         cond_init_monotonic(&rt->devices[d].cv);
+    rt->synced = 1;
     return 0;
 }
 
 static void rt_free(struct cupace_rt *rt)
 {
-    if (rt->devices) {
+    if (rt->synced) {
         for (uint32_t d = 0; d < rt->pl.ndevices; d++)
             pthread_cond_destroy(&rt->devices[d].cv);
         pthread_mutex_destroy(&rt->lock);
@@ -791,23 +762,27 @@ static void rt_free(struct cupace_rt *rt)
     free(rt->cfg.workload.trace_jobs);
 }
 
+/* pthread_create returns its error; it does not set errno. */
 static int start_threads(struct cupace_rt *rt, struct cupace_err *err)
 {
+    int e;
+
     for (uint64_t i = 0; i < rt->cfg.engine.synth_workers; i++) {
         rt->synth_workers[i].rt = rt;
         rt->synth_workers[i].index = (unsigned)i;
-        if (pthread_create(&rt->synth_workers[i].thread, NULL, synth_thread,
-                           &rt->synth_workers[i]) != 0)
+        e = pthread_create(&rt->synth_workers[i].thread, NULL, synth_thread, &rt->synth_workers[i]);
+        if (e != 0)
             return cupace_err_set(err, "cannot start synthesis thread %llu: %s",
-                                  (unsigned long long)i, strerror(errno));
+                                  (unsigned long long)i, strerror(e));
         rt->nsynth_started++;
     }
     for (uint32_t w = 0; w < rt->pl.nworkers; w++) {
         rt->gpu_workers[w].rt = rt;
-        rt->gpu_workers[w].device = w / rt->pl.workers_per_device;
+        rt->gpu_workers[w].device = cupace_pipeline_worker_device(&rt->pl, w);
         rt->gpu_workers[w].index = w;
-        if (pthread_create(&rt->gpu_workers[w].thread, NULL, gpu_thread, &rt->gpu_workers[w]) != 0)
-            return cupace_err_set(err, "cannot start GPU worker %u: %s", w, strerror(errno));
+        e = pthread_create(&rt->gpu_workers[w].thread, NULL, gpu_thread, &rt->gpu_workers[w]);
+        if (e != 0)
+            return cupace_err_set(err, "cannot start GPU worker %u: %s", w, strerror(e));
         rt->ngpu_started++;
     }
     return 0;
@@ -827,36 +802,44 @@ static void join_threads(struct cupace_rt *rt)
         pthread_join(rt->gpu_workers[i].thread, NULL);
 }
 
-int cupace_realtime(const struct cupace_config *cfg, struct cupace_pacer_instance *pacer,
-                    const struct cupace_run_opts *opts, int quiet, struct cupace_result *res,
-                    struct cupace_err *err)
+/* ---- the run ------------------------------------------------------------- */
+
+struct cupace_rt *cupace_rt_create(const struct cupace_config *cfg,
+                                   struct cupace_pacer_instance *pacer,
+                                   const struct cupace_run_opts *opts, struct cupace_err *err)
 {
     struct cupace_rt *rt = calloc(1, sizeof *rt);
-    struct sig_ctx sc;
-    sigset_t old;
-    pthread_t sigthread;
-    int rc = -1, have_sigthread = 0;
 
-    if (!rt)
-        return cupace_err_set(err, "out of memory");
+    if (!rt) {
+        cupace_err_set(err, "out of memory");
+        return NULL;
+    }
     rt->pacer = pacer;
-    rt->opts = opts;
+    rt->opts = *opts;
+    if (choose_backend(rt, cfg, err) < 0 || rt_init(rt, cfg, err) < 0) {
+        rt_free(rt);
+        free(rt);
+        return NULL;
+    }
+    return rt;
+}
+
+const char *cupace_rt_backend(const struct cupace_rt *rt, const char **why)
+{
+    if (why)
+        *why = rt->backend_why;
+    return rt->backend->name;
+}
+
+int cupace_rt_run(struct cupace_rt *rt, struct cupace_result *res, struct cupace_err *err)
+{
+    int rc = -1;
+
     rt->res = res;
-    rt->quiet = quiet;
-    rt->tty = isatty(STDERR_FILENO);
-    snprintf(res->label, sizeof res->label, "%s", pacer->label);
-    snprintf(res->plugin, sizeof res->plugin, "%s", pacer->plugin);
-    if (choose_backend(rt, cfg, quiet, err) < 0 || rt_init(rt, cfg, err) < 0)
-        goto out;
-
-    sc.rt = rt;
-    sigemptyset(&sc.set);
-    sigaddset(&sc.set, SIGINT);
-    sigaddset(&sc.set, SIGTERM);
-    sigaddset(&sc.set, SIGUSR2);
-    pthread_sigmask(SIG_BLOCK, &sc.set, &old);     /* every thread inherits it */
-    have_sigthread = pthread_create(&sigthread, NULL, signal_thread, &sc) == 0;
-
+    cupace_result_begin(res, rt->pacer);
+    /* one sample per step of model time */
+    cupace_dispatcher_init(&rt->disp, &rt->pl, rt->pacer, res, rt->opts.record_series,
+                           cupace_scale_ns(rt->opts.series_step_ns, rt->cfg.workload.time_scale));
     pthread_mutex_lock(&rt->lock);
     if (start_threads(rt, err) == 0) {
         rt->t0 = mono_ns();         /* the threads read it only under the lock */
@@ -865,26 +848,39 @@ int cupace_realtime(const struct cupace_config *cfg, struct cupace_pacer_instanc
     }
     pthread_mutex_unlock(&rt->lock);
     join_threads(rt);
-    if (have_sigthread) {
-        pthread_kill(sigthread, SIGUSR2);
-        pthread_join(sigthread, NULL);
-    }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc == 0 && rt->oom)
-        rc = cupace_err_set(err, "%s: out of memory during the run", cfg->path);
+    if (rc == 0 && (rt->oom || rt->disp.oom))
+        rc = cupace_err_set(err, "%s: out of memory during the run", rt->cfg.path);
     if (rc == 0) {
         /* replay what the last events told, so describe() is current */
         pthread_mutex_lock(&rt->lock);
         replay_events(rt);
         pthread_mutex_unlock(&rt->lock);
-        cupace_result_from_pipeline(res, &rt->pl);
+        cupace_result_end(res, &rt->pl, rt->pacer);
         res->interrupted = rt->stopping || rt->cancelled;
         res->has_lateness = 1;
         res->lateness = cupace_quantiles(rt->lateness, rt->nlateness);
-        cupace_pacer_instance_describe(pacer, res->pacer_state, sizeof res->pacer_state);
     }
-out:
+    return rc;
+}
+
+void cupace_rt_destroy(struct cupace_rt *rt)
+{
+    if (!rt)
+        return;
     rt_free(rt);
     free(rt);
+}
+
+int cupace_realtime(const struct cupace_config *cfg, struct cupace_pacer_instance *pacer,
+                    const struct cupace_run_opts *opts, struct cupace_result *res,
+                    struct cupace_err *err)
+{
+    struct cupace_rt *rt = cupace_rt_create(cfg, pacer, opts, err);
+    int rc;
+
+    if (!rt)
+        return -1;
+    rc = cupace_rt_run(rt, res, err);
+    cupace_rt_destroy(rt);
     return rc;
 }

@@ -2,6 +2,10 @@
  * realtime.h -- the real-time engine (mode = realtime): threads, a real
  * clock, real waiting; the pipeline state machine of pipeline.h driven from
  * a dispatcher thread, a synthesis pool and GPU workers.
+ *
+ * It owns no part of the process: it prints nothing, handles no signal and
+ * reads no terminal.  Its caller stops it (cupace_rt_stop, from any thread)
+ * and hears of its progress through opts->progress.
  */
 #ifndef CUPACE_REALTIME_H
 #define CUPACE_REALTIME_H
@@ -12,8 +16,37 @@
 #include "result.h"
 #include "sim.h"
 
+struct cupace_rt;
+
+enum cupace_rt_stop {
+    CUPACE_RT_DRAIN,                /* dispatch nothing more; what is in flight finishes */
+    CUPACE_RT_CANCEL,               /* and what is in flight is cancelled (accounted failed) */
+};
+
+/* Sets up a run of cfg's workload under the controller instance (both
+ * outlive the run).  NULL with err set on a bad backend or out of memory. */
+struct cupace_rt *cupace_rt_create(const struct cupace_config *cfg,
+                                   struct cupace_pacer_instance *pacer,
+                                   const struct cupace_run_opts *opts, struct cupace_err *err);
+
+/* The backend chosen, and in *why (if not NULL) why `auto` chose it. */
+const char *cupace_rt_backend(const struct cupace_rt *rt, const char **why);
+
+/* Runs to the end, in the calling thread (the dispatcher), joining every
+ * thread it started.  0 with res filled (a stalled or stopped run is a
+ * result), or -1 with err set.  Once per cupace_rt. */
+int cupace_rt_run(struct cupace_rt *rt, struct cupace_result *res, struct cupace_err *err);
+
+/* From any thread, between create and destroy: stops the run, the first
+ * time by draining, or at once by cancelling.  Returns the partitions in
+ * flight when it was called. */
+uint64_t cupace_rt_stop(struct cupace_rt *rt, enum cupace_rt_stop how);
+
+void cupace_rt_destroy(struct cupace_rt *rt);
+
+/* create, run, destroy. */
 int cupace_realtime(const struct cupace_config *cfg, struct cupace_pacer_instance *pacer,
-                    const struct cupace_run_opts *opts, int quiet, struct cupace_result *res,
+                    const struct cupace_run_opts *opts, struct cupace_result *res,
                     struct cupace_err *err);
 
 #endif

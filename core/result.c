@@ -4,6 +4,7 @@
 #include "config.h"
 #include "result.h"
 #include "grow.h"
+#include "pacer_host.h"
 #include "pipeline.h"
 
 #include <math.h>
@@ -82,6 +83,19 @@ void cupace_result_from_pipeline(struct cupace_result *res, const struct cupace_
     if (cupace_pipeline_finished(pl) == pl->nparts)
         res->invariants_ok = res->invariants_ok && pl->mem_reserved == 0 &&
                              pl->jobs_completed + pl->jobs_failed == pl->njobs;
+}
+
+void cupace_result_begin(struct cupace_result *res, const struct cupace_pacer_instance *pacer)
+{
+    snprintf(res->label, sizeof res->label, "%s", pacer->label);
+    snprintf(res->plugin, sizeof res->plugin, "%s", pacer->plugin);
+}
+
+void cupace_result_end(struct cupace_result *res, const struct cupace_pipeline *pl,
+                       struct cupace_pacer_instance *pacer)
+{
+    cupace_result_from_pipeline(res, pl);
+    cupace_pacer_instance_describe(pacer, res->pacer_state, sizeof res->pacer_state);
 }
 
 int cupace_result_add_sample(struct cupace_result *res, const struct cupace_sample *s)

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 struct cupace_pipeline;
+struct cupace_pacer_instance;
 
 struct cupace_sample {
     double t_s;
@@ -45,6 +46,15 @@ struct cupace_result {
     struct cupace_sample *series;
     size_t nseries, cap_series;
 };
+
+/* Names the run after its controller instance: the first thing each
+ * driver does with its result. */
+void cupace_result_begin(struct cupace_result *res, const struct cupace_pacer_instance *pacer);
+
+/* The last: the metrics from the pipeline at the end of the run, and the
+ * controller's own description of its state. */
+void cupace_result_end(struct cupace_result *res, const struct cupace_pipeline *pl,
+                       struct cupace_pacer_instance *pacer);
 
 /* Fills the metrics of res from a pipeline at the end of its run. */
 void cupace_result_from_pipeline(struct cupace_result *res, const struct cupace_pipeline *pl);

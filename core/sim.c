@@ -5,20 +5,22 @@
  * see ps.h; rescheduled with a generation number whenever the set of
  * syntheses changes), a worker's prep, kernel and epilogue ends, and the
  * pacer's timer.  After every event the simulator lets idle workers take
- * waiting partitions (longest idle first) and then runs the dispatcher:
- * while the memory and slot gates pass it asks the controller for its
- * interval and dispatches when now >= last_dispatch + interval (saturating),
- * otherwise arms the timer for that instant; CUPACE_PACE_HOLD arms nothing.
- * A run whose event queue empties with partitions unfinished was stalled by
- * its controller.
+ * waiting partitions (longest idle first) and then runs the dispatcher
+ * (dispatch.h, shared with the real-time engine): it dispatches while the
+ * gates say a dispatch is due by now, and otherwise arms the timer for the
+ * instant it is due; a closed gate or CUPACE_PACE_HOLD arms nothing.  When
+ * the event queue empties, the stall rule of dispatch.h says whether the
+ * controller stalled the run.
  */
 #include "config.h"
 #include "sim.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dispatch.h"
 #include "heap.h"
 #include "pipeline.h"
 #include "ps.h"
@@ -47,8 +49,7 @@ struct sim {
     struct cupace_heap heap;
     struct cupace_ps ps;
     struct cupace_pacer_instance *pacer;
-    const struct cupace_run_opts *opts;
-    struct cupace_result *res;
+    struct cupace_dispatcher disp;
 
     struct sim_worker *workers;
     uint32_t *idle;                 /* ring of idle workers, longest idle first */
@@ -60,10 +61,6 @@ struct sim {
     int synth_dirty;
     uint64_t pacer_gen, pacer_due;
     int pacer_armed;
-    int any_dispatch;
-    uint64_t last_dispatch;
-    uint64_t last_interval;
-    uint64_t next_sample;
     int oom;
 };
 
@@ -81,11 +78,7 @@ static void on_event(void *ctx, uint64_t now)
 
     cupace_pipeline_signals(&s->pl, now, &sig);
     s->pacer->ops->update(s->pacer->state, &sig);
-    if (s->opts->record_series && now >= s->next_sample) {
-        if (cupace_result_sample_pipeline(s->res, &s->pl, now, s->last_interval) < 0)
-            s->oom = 1;
-        s->next_sample = cupace_sat_add(now, s->opts->series_step_ns);
-    }
+    cupace_dispatcher_observe(&s->disp, now);
 }
 
 /* ---- GPU workers ------------------------------------------------------- */
@@ -109,11 +102,9 @@ static void assign_workers(struct sim *s, uint64_t now)
     while (s->idle_count > 0 && s->pl.waiting > 0) {
         uint32_t w = idle_pop(s);
         struct sim_worker *wk = &s->workers[w];
-        struct cupace_part *p;
 
         wk->part = cupace_pipeline_take(&s->pl, now, wk->device);
-        p = &s->pl.parts[wk->part];
-        wk->prep_ns = cupace_workload_prep_ns(s->w, now, p->prep_draw);
+        wk->prep_ns = cupace_pipeline_prep_ns(&s->pl, now, wk->part);
         push(s, cupace_sat_add(now, wk->prep_ns), EV_PREP, w, 0);
     }
 }
@@ -121,10 +112,7 @@ static void assign_workers(struct sim *s, uint64_t now)
 static void start_kernel(struct sim *s, uint64_t now, uint32_t w)
 {
     struct sim_worker *wk = &s->workers[w];
-    struct cupace_part *p = &s->pl.parts[wk->part];
-    uint64_t k = cupace_workload_kernel_ns(s->w, now, s->pl.jobs[p->job].kernel_ns, p->kernel_draw,
-                                           wk->device,
-                                           cupace_pipeline_contended(&s->pl, wk->device));
+    uint64_t k = cupace_pipeline_kernel_ns(&s->pl, now, wk->part, wk->device);
 
     cupace_pipeline_kernel_start(&s->pl, now, wk->part, wk->device, wk->prep_ns, k);
     push(s, cupace_sat_add(now, k), EV_KERNEL, w, 0);
@@ -166,12 +154,11 @@ static void release_lock(struct sim *s, uint64_t now, uint32_t device)
 static void kernel_done(struct sim *s, uint64_t now, uint32_t w)
 {
     struct sim_worker *wk = &s->workers[w];
-    struct cupace_part *p = &s->pl.parts[wk->part];
 
     if (cupace_pipeline_kernel_end(&s->pl, now, wk->part, wk->device) < 0) {
         idle_push(s, w);
     } else {
-        wk->epilogue_ns = cupace_workload_epilogue_ns(s->w, now, p->epilogue_draw);
+        wk->epilogue_ns = cupace_pipeline_epilogue_ns(&s->pl, now, wk->part);
         push(s, cupace_sat_add(now, wk->epilogue_ns), EV_EPILOGUE, w, 0);
     }
     release_lock(s, now, wk->device);
@@ -179,29 +166,13 @@ static void kernel_done(struct sim *s, uint64_t now, uint32_t w)
 
 /* ---- synthesis and the dispatcher -------------------------------------- */
 
-static void synth_done(struct sim *s, uint64_t now)
-{
-    uint32_t id = cupace_ps_pop(&s->ps, now);
-
-    cupace_pipeline_synth_end(&s->pl, now, id);
-    while (cupace_ps_pop_due(&s->ps, now, &id) == 0)
-        cupace_pipeline_synth_end(&s->pl, now, id);
-    s->synth_dirty = 1;
-}
-
 static void pump(struct sim *s, uint64_t now)
 {
-    struct cupace_signals sig;
+    uint64_t due;
 
-    while (cupace_pipeline_can_dispatch(&s->pl)) {
-        uint64_t iv, due;
+    while (cupace_dispatcher_gate(&s->disp, now, &due) == CUPACE_GATE_DUE) {
         uint32_t id;
 
-        cupace_pipeline_signals(&s->pl, now, &sig);
-        iv = s->last_interval = s->pacer->ops->interval_ns(s->pacer->state, &sig);
-        if (iv == CUPACE_PACE_HOLD)
-            return;
-        due = s->any_dispatch ? cupace_sat_add(s->last_dispatch, iv) : 0;
         if (now < due) {
             if (!s->pacer_armed || s->pacer_due != due) {
                 s->pacer_armed = 1;
@@ -210,9 +181,7 @@ static void pump(struct sim *s, uint64_t now)
             }
             return;
         }
-        id = cupace_pipeline_dispatch(&s->pl, now);
-        s->any_dispatch = 1;
-        s->last_dispatch = now;
+        id = cupace_dispatcher_dispatch(&s->disp, now);
         if (cupace_ps_add(&s->ps, now, id, s->pl.parts[id].synth_drawn_ns) < 0)
             s->oom = 1;
         s->synth_dirty = 1;
@@ -233,7 +202,8 @@ static void handle(struct sim *s, const struct cupace_event *ev)
         if (ev->gen != s->synth_gen)
             return;                 /* superseded */
         s->synth_at = UINT64_MAX;
-        synth_done(s, now);
+        cupace_pipeline_synth_collect(&s->pl, &s->ps, now, 1, NULL, NULL);
+        s->synth_dirty = 1;
         break;
     case EV_PREP:
         request_lock(s, now, ev->arg);
@@ -291,8 +261,8 @@ static int sim_init(struct sim *s, const struct cupace_config *cfg, struct cupac
         if (!s->devices[d].queue)
             return cupace_err_set(err, "out of memory");
     }
-    for (uint32_t w = 0; w < s->pl.nworkers; w++) {   /* device-major */
-        s->workers[w].device = w / W;
+    for (uint32_t w = 0; w < s->pl.nworkers; w++) {
+        s->workers[w].device = cupace_pipeline_worker_device(&s->pl, w);
         idle_push(s, w);
     }
     return 0;
@@ -323,31 +293,29 @@ int cupace_simulate(const struct cupace_config *cfg, struct cupace_pacer_instanc
     memset(&s, 0, sizeof s);
     s.cfg = cfg;
     s.pacer = pacer;
-    s.opts = opts;
-    s.res = res;
-    s.last_interval = 0;
     s.synth_at = UINT64_MAX;
-    snprintf(res->label, sizeof res->label, "%s", pacer->label);
-    snprintf(res->plugin, sizeof res->plugin, "%s", pacer->plugin);
+    cupace_result_begin(res, pacer);
     if (sim_init(&s, cfg, err) < 0) {
         sim_free(&s);
         return -1;
     }
+    cupace_dispatcher_init(&s.disp, &s.pl, pacer, res, opts->record_series, opts->series_step_ns);
     if (cupace_pipeline_next_arrival(&s.pl) != UINT64_MAX)
         push(&s, cupace_pipeline_next_arrival(&s.pl), EV_ARRIVAL, 0, 0);
-    while (!s.oom && cupace_heap_pop(&s.heap, &ev) == 0) {
+    while (!s.oom && !s.disp.oom && cupace_heap_pop(&s.heap, &ev) == 0) {
         now = ev.time;
         events++;
         handle(&s, &ev);
     }
-    if (s.oom) {
+    if (s.oom || s.disp.oom) {
         rc = cupace_err_set(err, "simulation of %s: out of memory", pacer->label);
     } else {
-        if (cupace_pipeline_finished(&s.pl) < s.pl.nparts)
+        /* the queue is empty: nothing in flight, nothing to arrive, no timer */
+        assert(cupace_pipeline_finished(&s.pl) == s.pl.nparts || cupace_dispatcher_stalled(&s.disp));
+        if (cupace_dispatcher_stalled(&s.disp))
             cupace_result_stalled(res, pacer->label, pacer->plugin, now, &s.pl);
-        cupace_result_from_pipeline(res, &s.pl);
+        cupace_result_end(res, &s.pl, pacer);
         res->events = events;
-        cupace_pacer_instance_describe(pacer, res->pacer_state, sizeof res->pacer_state);
     }
     sim_free(&s);
     return rc;

@@ -10,9 +10,29 @@
 #include "pacer_host.h"
 #include "result.h"
 
+/* What the real-time engine tells of its progress, every
+ * progress_interval_ns and once at the end (final).  Pointers are valid
+ * during the call only. */
+struct cupace_rt_progress {
+    uint64_t now_ns;                /* since the run's start */
+    const char *label;              /* the controller instance */
+    uint64_t finished, partitions;
+    uint64_t waiting, in_synthesis, gpu_busy;
+    uint32_t gpu_workers;
+    uint64_t mem_reserved;
+    uint64_t interval_ns;           /* the controller's last answer (CUPACE_PACE_HOLD: held) */
+    const char *pacer_state;        /* its describe() */
+    int final;
+};
+
 struct cupace_run_opts {
     int record_series;              /* keep a time series in the result */
-    uint64_t series_step_ns;        /* at most one sample per step */
+    uint64_t series_step_ns;        /* at most one sample per step of model time */
+    /* real time only: called from the dispatcher with the engine's lock
+     * held, so it must be quick and must not call the engine; NULL: none */
+    void (*progress)(void *ctx, const struct cupace_rt_progress *p);
+    void *progress_ctx;
+    uint64_t progress_interval_ns;
 };
 
 /* Runs the workload of cfg under the controller instance.  Returns 0 with

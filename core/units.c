@@ -222,3 +222,10 @@ void cupace_format_size(uint64_t bytes, char *buf, unsigned len)
     }
     snprintf(buf, len, i ? "%.1f%s" : "%.0f%s", v, names[i]);
 }
+
+uint64_t cupace_scale_ns(uint64_t ns, double f)
+{
+    double v = (double)ns * f;
+
+    return v >= 1.8e19 ? UINT64_MAX : (uint64_t)llround(v);
+}

@@ -25,6 +25,10 @@ int cupace_is_identifier(const char *s);
 void cupace_format_duration(uint64_t ns, char *buf, unsigned len);
 void cupace_format_size(uint64_t bytes, char *buf, unsigned len);
 
+/* ns x f rounded to the nearest ns, saturating at UINT64_MAX: durations
+ * drawn from the model and durations under time_scale alike. */
+uint64_t cupace_scale_ns(uint64_t ns, double f);
+
 /* a + b, saturating at UINT64_MAX instead of wrapping. */
 static inline uint64_t cupace_sat_add(uint64_t a, uint64_t b)
 {

@@ -3,6 +3,7 @@
  */
 #include "config.h"
 #include "workload.h"
+#include "units.h"
 #include "rng.h"
 
 #include <math.h>
@@ -86,33 +87,26 @@ static const struct cupace_change *change_at(const struct cupace_workload *w, ui
     return c;
 }
 
-static uint64_t scaled(uint64_t mean, double mult)
-{
-    double v = (double)mean * mult;
-
-    return v >= 1.8e19 ? UINT64_MAX : (uint64_t)llround(v);
-}
-
 uint64_t cupace_workload_synth_ns(const struct cupace_workload *w, uint64_t now, uint64_t job_synth,
                                   double mult)
 {
     const struct cupace_change *c = change_at(w, now, CUPACE_CHANGE_SYNTH_TIME);
 
-    return scaled(job_synth ? job_synth : c ? c->ns : w->synth_ns, mult);
+    return cupace_scale_ns(job_synth ? job_synth : c ? c->ns : w->synth_ns, mult);
 }
 
 uint64_t cupace_workload_prep_ns(const struct cupace_workload *w, uint64_t now, double mult)
 {
     const struct cupace_change *c = change_at(w, now, CUPACE_CHANGE_GPU_PREP);
 
-    return scaled(c ? c->ns : w->gpu_prep_ns, mult);
+    return cupace_scale_ns(c ? c->ns : w->gpu_prep_ns, mult);
 }
 
 uint64_t cupace_workload_epilogue_ns(const struct cupace_workload *w, uint64_t now, double mult)
 {
     const struct cupace_change *c = change_at(w, now, CUPACE_CHANGE_GPU_EPILOGUE);
 
-    return scaled(c ? c->ns : w->gpu_epilogue_ns, mult);
+    return cupace_scale_ns(c ? c->ns : w->gpu_epilogue_ns, mult);
 }
 
 uint64_t cupace_workload_kernel_ns(const struct cupace_workload *w, uint64_t now, uint64_t job_kernel,
@@ -124,5 +118,5 @@ uint64_t cupace_workload_kernel_ns(const struct cupace_workload *w, uint64_t now
     double speed = sp ? sp->speed[device] : w->device_speed[device];
     double contention = contended ? (ct ? ct->value : w->contention) : 1.0;
 
-    return scaled(job_kernel ? job_kernel : k ? k->ns : w->gpu_kernel_ns, mult * contention / speed);
+    return cupace_scale_ns(job_kernel ? job_kernel : k ? k->ns : w->gpu_kernel_ns, mult * contention / speed);
 }

@@ -39,7 +39,7 @@ static int run(const char *body, const char *label, struct cupace_result *res)
     char ini[4096];
     struct cupace_config *cfg;
     struct cupace_pacer_instance inst;
-    struct cupace_run_opts opts = { 0, 0 };
+    struct cupace_run_opts opts = { 0 };
     struct cupace_err err;
     int rc;
 
@@ -48,7 +48,7 @@ static int run(const char *body, const char *label, struct cupace_result *res)
     if (bench_open(ini, label, &cfg, &inst) < 0)
         return -1;
     memset(res, 0, sizeof *res);
-    rc = cupace_realtime(cfg, &inst, &opts, 1, res, &err);
+    rc = cupace_realtime(cfg, &inst, &opts, res, &err);
     if (rc < 0)
         fprintf(stderr, "%s\n", err.msg);
     bench_close(cfg, &inst);

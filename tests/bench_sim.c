@@ -18,7 +18,7 @@ static int bench(const char *plugins, const char *label, double *secs, struct cu
     char ini[2048];
     struct cupace_config *cfg;
     struct cupace_pacer_instance inst;
-    struct cupace_run_opts opts = { 0, 0 };
+    struct cupace_run_opts opts = { 0 };
     struct cupace_err err;
     double t0;
 

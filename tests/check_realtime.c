@@ -97,9 +97,10 @@ START_TEST(zero_length_work_in_batches_is_all_accounted)
 }
 END_TEST
 
-/* Sends `count` SIGINTs to the process after `delay_ms`, from a thread that
- * blocks the signal itself, so that only the engine's signal thread takes it. */
+/* Stops the run `count` times after `delay_ms` from another thread, as the
+ * command's signal watcher does on SIGINT: first draining, then cancelling. */
 struct interrupter {
+    struct cupace_rt *rt;
     int count;
     long delay_ms;
 };
@@ -108,40 +109,43 @@ static void *interrupt_later(void *arg)
 {
     struct interrupter *it = arg;
     struct timespec ts = { it->delay_ms / 1000, (it->delay_ms % 1000) * 1000000L };
-    sigset_t set;
 
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
     for (int i = 0; i < it->count; i++) {
         nanosleep(&ts, NULL);
-        kill(getpid(), SIGINT);
+        cupace_rt_stop(it->rt, i == 0 ? CUPACE_RT_DRAIN : CUPACE_RT_CANCEL);
     }
     return NULL;
 }
 
-static void interrupted_run(int signals, struct cupace_result *r, double *wall)
+static void interrupted_run(int stops, struct cupace_result *r, double *wall)
 {
     /* 4000 partitions at 30 ms of synthesis each: minutes if not stopped */
     struct cupace_config *cfg = tu_config_with_plugins(
         "[engine]\nmode = realtime\nbackend = emulated\nsynth_workers = 8\nmemory_budget = 1TiB\n"
         "[workload]\njobs = 400\npartitions_per_job = 10\nsynth_time = 30ms\ngpu_kernel = 20ms\n"
         "gpu_prep = 0\ngpu_epilogue = 0\nsynth_cv = 0\ngpu_cv = 0\n");
-    struct interrupter it = { signals, 150 };
+    struct interrupter it = { NULL, stops, 150 };
+    struct cupace_pacer_path path;
+    struct cupace_pacer_instance inst;
+    struct cupace_run_opts opts = { 0 };
+    struct cupace_err err;
     pthread_t t;
     struct timespec a, b;
-    sigset_t set;
 
-    /* this thread must not take the signal either */
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    memset(r, 0, sizeof *r);
+    cupace_pacer_path_init(&path, cfg);
+    ck_assert_msg(cupace_pacer_instance_create(&inst, cfg, &path, "fixed", &err) == 0, "%s", err.msg);
+    cupace_pacer_path_free(&path);
+    it.rt = cupace_rt_create(cfg, &inst, &opts, &err);
+    ck_assert_msg(it.rt != NULL, "%s", err.msg);
     clock_gettime(CLOCK_MONOTONIC, &a);
     pthread_create(&t, NULL, interrupt_later, &it);
-    tu_run_cfg(cfg, "fixed", r);
+    ck_assert_msg(cupace_rt_run(it.rt, r, &err) == 0, "%s", err.msg);
     pthread_join(t, NULL);
     clock_gettime(CLOCK_MONOTONIC, &b);
     *wall = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+    cupace_rt_destroy(it.rt);
+    cupace_pacer_instance_destroy(&inst);
     cupace_config_free(cfg);
 }
 

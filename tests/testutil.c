@@ -85,7 +85,7 @@ void tu_run_cfg(struct cupace_config *cfg, const char *label, struct cupace_resu
 {
     struct cupace_pacer_path path;
     struct cupace_pacer_instance inst;
-    struct cupace_run_opts opts = { 0, 1000000000ULL };
+    struct cupace_run_opts opts = { .series_step_ns = 1000000000ULL };
     struct cupace_err err;
     int rc;
 
@@ -96,7 +96,7 @@ void tu_run_cfg(struct cupace_config *cfg, const char *label, struct cupace_resu
     if (cfg->engine.mode == CUPACE_MODE_SIM)
         rc = cupace_simulate(cfg, &inst, &opts, res, &err);
     else
-        rc = cupace_realtime(cfg, &inst, &opts, 1, res, &err);
+        rc = cupace_realtime(cfg, &inst, &opts, res, &err);
     ck_assert_msg(rc == 0, "%s", err.msg);
     cupace_pacer_instance_destroy(&inst);
 }

@@ -1,0 +1,65 @@
+/*
+ * dispatch.h -- the dispatcher's rules, written once for either clock.
+ *
+ * The simulator (virtual time) and the real-time engine (the monotonic
+ * clock) both dispatch by these rules; they differ only in how they wait
+ * for the next instant.  This module holds:
+ *   - the gates (DESIGN §2): memory and a synthesis slot first, then the
+ *     controller's interval: a dispatch is due at last_dispatch + interval
+ *     (saturating), the first one at once;
+ *   - the stall rule: the run is stalled when the controller holds
+ *     (CUPACE_PACE_HOLD) with partitions pending, nothing in flight and no
+ *     arrival to come, since no event will ever call it again;
+ *   - the sampler of the time series: at most one sample per step of the
+ *     engine's clock, taken after the event that crosses the step.
+ * It has no clock, no threads and no lock of its own: the driver calls it
+ * with `now` and, in real time, with the engine's lock held.
+ */
+#ifndef CUPACE_DISPATCH_H
+#define CUPACE_DISPATCH_H
+
+#include <stdint.h>
+
+#include "pacer_host.h"
+#include "pipeline.h"
+#include "result.h"
+
+enum cupace_gate {
+    CUPACE_GATE_CLOSED,             /* nothing pending, or no memory or slot: wait for an event */
+    CUPACE_GATE_HOLD,               /* the controller holds: wait for an event */
+    CUPACE_GATE_DUE,                /* a dispatch is due at *due (now or later) */
+};
+
+struct cupace_dispatcher {
+    struct cupace_pipeline *pl;
+    struct cupace_pacer_instance *pacer;
+    struct cupace_result *res;      /* where the series goes */
+    int record_series;
+    uint64_t series_step_ns;        /* on the engine's clock */
+    uint64_t next_sample;
+    int any_dispatch;
+    uint64_t last_dispatch;
+    uint64_t last_interval;         /* the controller's last answer (for the series, the status) */
+    int held;                       /* the last question was answered CUPACE_PACE_HOLD */
+    int oom;                        /* a sample could not be stored */
+};
+
+void cupace_dispatcher_init(struct cupace_dispatcher *d, struct cupace_pipeline *pl,
+                            struct cupace_pacer_instance *pacer, struct cupace_result *res,
+                            int record_series, uint64_t series_step_ns);
+
+/* The gates at now: asks the controller (with the signals at now) only
+ * when memory, a slot and a pending partition are there. */
+enum cupace_gate cupace_dispatcher_gate(struct cupace_dispatcher *d, uint64_t now, uint64_t *due);
+
+/* Dispatches the head of the job queue at now (the gates said it is due);
+ * returns the partition. */
+uint32_t cupace_dispatcher_dispatch(struct cupace_dispatcher *d, uint64_t now);
+
+/* After every event: samples the series when its step has come. */
+void cupace_dispatcher_observe(struct cupace_dispatcher *d, uint64_t now);
+
+/* The stall rule (see above), as of the last question to the controller. */
+int cupace_dispatcher_stalled(const struct cupace_dispatcher *d);
+
+#endif
