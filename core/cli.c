@@ -30,10 +30,19 @@ static const struct {
     { "run", "cupace run [CONFIG] [--pacer LABEL] [--set S.K=V]... [--json F] [--csv F] [--plot F]",
       "Runs the workload of CONFIG (default: " CUPACE_SYSCONFDIR "/cupace/cupace.ini) with the\n"
       "controller of [pacer] name, or --pacer LABEL, and prints a summary.\n" },
-    { "ab", "cupace ab CONFIG [--pacer LABEL]... [--set S.K=V]... [--json F] [--csv F] [--plot F]",
+    { "ab", "cupace ab CONFIG [--pacer LABEL]... [--seeds N [--baseline LABEL] [--jobs J]]\n"
+            "            [--set S.K=V]... [--json F] [--csv F] [--plot F]",
       "Runs the same workload under each controller of [ab] pacers (or of the --pacer\n"
       "flags) and prints one table, a column per controller, the best value of each\n"
-      "row marked with '*'.  Every controller sees the same arrivals and the same work.\n" },
+      "row marked with '*'.  Every controller sees the same arrivals and the same work.\n\n"
+      "With --seeds N (simulation only) it runs every controller on seeds S, S+1, ...,\n"
+      "S+N-1 (S: [engine] seed), paired, and prints each controller's mean ratio to\n"
+      "the baseline (--baseline, default the first controller) with its 95% confidence\n"
+      "interval (Student's t over the per-seed ratios) for makespan, job latency p50 and\n"
+      "p99 and mean memory, and its mean memory over the Little's-law bound.  The runs\n"
+      "go over --jobs J threads (default: the online CPUs); the output does not depend\n"
+      "on J.  --json gains every run and the summary, --csv one row per run, and --plot\n"
+      "draws the trade-off: makespan ratio against memory / bound.\n" },
     { "plugins", "cupace plugins [CONFIG]",
       "Lists the controllers found on the search path ([pacer] path of CONFIG,\n"
       "$CUPACE_PACER_PATH, then " CUPACE_PACERDIR "), with summary and file, and\n"
@@ -58,6 +67,9 @@ static void usage(FILE *fp)
                 "  --plot FILE         draw the time series with gnuplot (.png or .svg)\n"
                 "  --set S.K=VALUE     override a key of the configuration (repeatable)\n"
                 "  --pacer LABEL       the controller(s) to run (repeatable for ab)\n"
+                "  --seeds N           ab: N paired seeds, ratios with 95%% intervals\n"
+                "  --baseline LABEL    ab --seeds: what the ratios divide by (default: the first)\n"
+                "  --jobs J            ab --seeds: run on J threads (default: the online CPUs)\n"
                 "  -q, --quiet         no status line, no summary\n"
                 "  -v, --verbose       more detail\n"
                 "  -h, --help          this help;  cupace help SUBCOMMAND for one\n"
@@ -205,6 +217,9 @@ static int parse_args(struct cupace_cli *cli, int argc, char **argv)
         { "plot", required_argument, NULL, 'p' },
         { "set", required_argument, NULL, 's' },
         { "pacer", required_argument, NULL, 'P' },
+        { "seeds", required_argument, NULL, 'S' },
+        { "baseline", required_argument, NULL, 'B' },
+        { "jobs", required_argument, NULL, 'J' },
         { "quiet", no_argument, NULL, 'q' },
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
@@ -230,6 +245,9 @@ static int parse_args(struct cupace_cli *cli, int argc, char **argv)
                 return cupace_cli_usage_error("too many --pacer");
             cli->pacers[cli->npacers++] = optarg;
             break;
+        case 'S': cli->seeds = optarg; break;
+        case 'B': cli->baseline = optarg; break;
+        case 'J': cli->jobs = optarg; break;
         case 'q': cli->quiet = 1; break;
         case 'v': cli->verbose++; break;
         case 'h': cli->help = 1; break;

@@ -29,6 +29,7 @@ struct cupace_cli {
     const char *pacers[CUPACE_CLI_MAX];
     size_t npacers;
     const char *json, *csv, *plot;
+    const char *seeds, *baseline, *jobs;    /* ab --seeds N [--baseline LABEL] [--jobs J] */
     int quiet, verbose, help, version;
 };
 

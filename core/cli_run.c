@@ -13,7 +13,9 @@
 #include "pacer_host.h"
 #include "realtime.h"
 #include "report.h"
+#include "seeds.h"
 #include "sim.h"
+#include "units.h"
 
 static FILE *open_out(const char *file, const char *what)
 {
@@ -58,6 +60,33 @@ static int write_reports(const struct cupace_cli *cli, const struct cupace_repor
             return -1;
     }
     if (cli->plot && cupace_report_plot(cli->plot, meta, res, n, &err) < 0) {
+        fprintf(stderr, "cupace: %s\n", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int write_seed_reports(const struct cupace_cli *cli, const struct cupace_report_meta *meta,
+                              const struct cupace_seeds_report *sr)
+{
+    struct cupace_err err;
+    FILE *fp;
+
+    if (cli->json) {
+        if (!(fp = open_out(cli->json, "--json")))
+            return -1;
+        cupace_report_seeds_json(fp, meta, sr);
+        if (close_out(fp, cli->json, "--json") < 0)
+            return -1;
+    }
+    if (cli->csv) {
+        if (!(fp = open_out(cli->csv, "--csv")))
+            return -1;
+        cupace_report_seeds_csv(fp, sr);
+        if (close_out(fp, cli->csv, "--csv") < 0)
+            return -1;
+    }
+    if (cli->plot && cupace_report_tradeoff_plot(cli->plot, meta, sr, &err) < 0) {
         fprintf(stderr, "cupace: %s\n", err.msg);
         return -1;
     }
@@ -123,6 +152,84 @@ static int exit_code(const struct cupace_result *res, size_t n, int interrupted)
     return failed ? CUPACE_EXIT_FAILED : CUPACE_EXIT_OK;
 }
 
+/* Parses a positive count of flag NAME, at most max; -1 after the message. */
+static int parse_count(const char *name, const char *text, uint64_t max, uint64_t *out)
+{
+    const char *why;
+    char msg[256];
+
+    if (cupace_parse_u64(text, out, &why) == 0 && *out >= 1 && *out <= max)
+        return 0;
+    snprintf(msg, sizeof msg, "%s '%s': expected a whole number from 1 to %llu", name, text,
+             (unsigned long long)max);
+    cupace_cli_usage_error(msg);
+    return -1;
+}
+
+/* ab --seeds N: every controller on N seeds over J threads, then the paired
+ * summary (seeds.h) as a table, JSON, CSV and the trade-off plot. */
+static int ab_seeds(const struct cupace_cli *cli, struct cupace_config *cfg,
+                    const char *const *labels, size_t n)
+{
+    uint64_t nseeds, jobs;
+    size_t baseline = 0;
+    struct cupace_result *res;
+    struct cupace_seed_summary *sum;
+    struct cupace_seeds_report sr;
+    struct cupace_report_meta meta;
+    struct cupace_err err;
+    FILE *table = cli->json && strcmp(cli->json, "-") == 0 ? stderr : stdout;
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    int rc = CUPACE_EXIT_OK;
+
+    if (cli->csv && strcmp(cli->csv, "-") == 0)
+        table = stderr;
+    if (parse_count("--seeds", cli->seeds, 1000000, &nseeds) < 0)
+        return CUPACE_EXIT_USAGE;
+    jobs = online > 0 ? (uint64_t)online : 1;
+    if (cli->jobs && parse_count("--jobs", cli->jobs, 4096, &jobs) < 0)
+        return CUPACE_EXIT_USAGE;
+    if (cfg->engine.mode != CUPACE_MODE_SIM)
+        return cupace_cli_usage_error("--seeds runs in the simulator only (mode = sim); "
+                                      "use --set engine.mode=sim");
+    if (cli->baseline) {
+        for (baseline = 0; baseline < n && strcmp(labels[baseline], cli->baseline) != 0;
+             baseline++)
+            ;
+        if (baseline == n) {
+            char msg[256];
+            snprintf(msg, sizeof msg, "--baseline '%s' is not one of the controllers compared",
+                     cli->baseline);
+            return cupace_cli_usage_error(msg);
+        }
+    }
+    res = calloc(nseeds * n, sizeof *res);
+    sum = calloc(n, sizeof *sum);
+    if (!res || !sum) {
+        free(res);
+        free(sum);
+        fprintf(stderr, "cupace: out of memory\n");
+        return CUPACE_EXIT_USAGE;
+    }
+    if (cupace_run_seeds(cfg, labels, n, nseeds, (unsigned)jobs, res, &err) < 0) {
+        fprintf(stderr, "cupace: %s\n", err.msg);
+        rc = CUPACE_EXIT_USAGE;
+    } else {
+        cupace_seeds_summarize(res, nseeds, n, baseline, sum);
+        sr = (struct cupace_seeds_report){ res, nseeds, n, baseline, cfg->engine.seed, sum };
+        meta = (struct cupace_report_meta){ cfg->path, "sim", cfg->engine.seed, 0 };
+        if (!cli->quiet)
+            cupace_report_seeds_table(table, &sr);
+        if (write_seed_reports(cli, &meta, &sr) < 0)
+            rc = CUPACE_EXIT_USAGE;
+        else
+            rc = exit_code(res, nseeds * n, 0);
+    }
+    free(sum);
+    free(res);              /* no time series were recorded: nothing else to free */
+    return rc;
+}
+
 int cupace_cli_run(struct cupace_cli *cli, int ab)
 {
     const char *labels[CUPACE_CLI_MAX];
@@ -136,6 +243,10 @@ int cupace_cli_run(struct cupace_cli *cli, int ab)
 
     if (cli->nargs != 1)
         return cupace_cli_usage_error(ab ? "ab takes one CONFIG" : "run takes at most one CONFIG");
+    if (!ab && (cli->seeds || cli->baseline || cli->jobs))
+        return cupace_cli_usage_error("--seeds, --baseline and --jobs belong to ab");
+    if (!cli->seeds && (cli->baseline || cli->jobs))
+        return cupace_cli_usage_error("--baseline and --jobs need --seeds");
     cfg = cupace_config_load(cli->args[0], cli->sets, cli->nsets, &err);
     if (!cfg) {
         fprintf(stderr, "cupace: %s\n", err.msg);
@@ -147,6 +258,11 @@ int cupace_cli_run(struct cupace_cli *cli, int ab)
             fprintf(stderr, "cupace: %s\n", err.msg);
         cupace_config_free(cfg);
         return CUPACE_EXIT_USAGE;
+    }
+    if (cli->seeds) {
+        rc = ab_seeds(cli, cfg, labels, n);
+        cupace_config_free(cfg);
+        return rc;
     }
     opts.record_series = cli->csv || cli->plot;
     res = calloc(n, sizeof *res);

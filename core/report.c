@@ -9,6 +9,7 @@
 #include "report.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -156,10 +157,13 @@ static void json_quantiles(FILE *fp, const char *name, const struct cupace_quant
             finite_or_zero(q->p99), finite_or_zero(q->max));
 }
 
-static void json_run(FILE *fp, const struct cupace_result *r)
+/* One run; `seed` is written when the report holds many seeds (has_seed). */
+static void json_run(FILE *fp, const struct cupace_result *r, int has_seed, uint64_t seed)
 {
     fprintf(fp, "    { \"pacer\": ");
     json_string(fp, r->label);
+    if (has_seed)
+        fprintf(fp, ", \"seed\": %llu", (unsigned long long)seed);
     fprintf(fp, ", \"plugin\": ");
     json_string(fp, r->plugin);
     fprintf(fp, ",\n      \"makespan_s\": %.9g, \"partitions\": {\"dispatched\": %llu, "
@@ -206,7 +210,7 @@ int cupace_report_json(FILE *fp, const struct cupace_report_meta *meta,
     fprintf(fp, ", \"mode\": \"%s\", \"seed\": %llu,%s\n  \"runs\": [\n", meta->mode,
             (unsigned long long)meta->seed, meta->interrupted ? " \"interrupted\": true," : "");
     for (size_t i = 0; i < n; i++) {
-        json_run(fp, &r[i]);
+        json_run(fp, &r[i], 0, 0);
         fprintf(fp, "%s\n", i + 1 < n ? "," : "");
     }
     fprintf(fp, "  ] }\n");
@@ -268,27 +272,59 @@ static void plot_panel(FILE *gp, const char *ylabel, int column, double scale,
     fputc('\n', gp);
 }
 
-int cupace_report_plot(const char *file, const struct cupace_report_meta *meta,
-                       const struct cupace_result *r, size_t n, struct cupace_err *err)
+/* Starts gnuplot writing FILE (.png or .svg) at width x height; NULL with
+ * err set when the suffix is unknown or gnuplot is missing. */
+static FILE *plot_open(const char *file, int width, int height, struct cupace_err *err)
 {
     char gnuplot[4096];
     const char *sfx = suffix(file);
     FILE *gp;
-    int rc;
 
-    if (strcmp(sfx, "png") != 0 && strcmp(sfx, "svg") != 0)
-        return cupace_err_set(err, "--plot %s: the file must end in .png or .svg", file);
-    if (find_on_path("gnuplot", gnuplot, sizeof gnuplot) < 0)
-        return cupace_err_set(err, "--plot %s: gnuplot is not installed (Debian: apt-get install "
-                              "gnuplot-nox); --csv writes the same series as text", file);
+    if (strcmp(sfx, "png") != 0 && strcmp(sfx, "svg") != 0) {
+        cupace_err_set(err, "--plot %s: the file must end in .png or .svg", file);
+        return NULL;
+    }
+    if (find_on_path("gnuplot", gnuplot, sizeof gnuplot) < 0) {
+        cupace_err_set(err, "--plot %s: gnuplot is not installed (Debian: apt-get install "
+                       "gnuplot-nox); --csv writes the same figures as text", file);
+        return NULL;
+    }
     gp = popen("gnuplot", "w");
-    if (!gp)
-        return cupace_err_set(err, "--plot %s: cannot start gnuplot", file);
-    if (strcmp(sfx, "png") == 0)
-        fprintf(gp, "set terminal pngcairo size 1200,1400 noenhanced\n");
-    else
-        fprintf(gp, "set terminal svg size 1200,1400 noenhanced\n");
+    if (!gp) {
+        cupace_err_set(err, "--plot %s: cannot start gnuplot", file);
+        return NULL;
+    }
+    fprintf(gp, "set terminal %s size %d,%d noenhanced\n",
+            strcmp(sfx, "png") == 0 ? "pngcairo" : "svg", width, height);
     fprintf(gp, "set output '%s'\n", file);
+    return gp;
+}
+
+static int plot_close(FILE *gp, const char *file, struct cupace_err *err)
+{
+    int rc = pclose(gp);
+
+    if (rc != 0)
+        return cupace_err_set(err, "--plot %s: gnuplot failed (status %d)", file, rc);
+    return 0;
+}
+
+/* The config's file name without its folders: titles name the workload,
+ * not where this machine keeps it. */
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+
+    return slash ? slash + 1 : path;
+}
+
+int cupace_report_plot(const char *file, const struct cupace_report_meta *meta,
+                       const struct cupace_result *r, size_t n, struct cupace_err *err)
+{
+    FILE *gp = plot_open(file, 1200, 1400, err);
+
+    if (!gp)
+        return -1;
     for (size_t i = 0; i < n; i++) {
         fprintf(gp, "$d%zu << EOD\n", i);
         for (size_t k = 0; k < r[i].nseries; k++) {
@@ -299,14 +335,171 @@ int cupace_report_plot(const char *file, const struct cupace_report_meta *meta,
         fprintf(gp, "EOD\n");
     }
     fprintf(gp, "set multiplot layout 4,1 title '%s (%s)'\nset key outside right\n"
-                "set xlabel 'time (s)'\nset grid\n", meta->config, meta->mode);
+                "set xlabel 'time (s)'\nset grid\n", base_name(meta->config), meta->mode);
     plot_panel(gp, "waiting (GPU queue)", 2, 1, r, n);
     plot_panel(gp, "in synthesis", 3, 1, r, n);
     plot_panel(gp, "on GPU", 4, 1, r, n);
     plot_panel(gp, "memory reserved (GiB)", 5, GIB, r, n);
     fprintf(gp, "unset multiplot\n");
-    rc = pclose(gp);
-    if (rc != 0)
-        return cupace_err_set(err, "--plot %s: gnuplot failed (status %d)", file, rc);
-    return 0;
+    return plot_close(gp, file, err);
+}
+
+/* ---- many seeds -------------------------------------------------------- */
+
+static void ci_cell(char *buf, size_t len, const struct cupace_ci *ci)
+{
+    if (isnan(ci->mean))
+        snprintf(buf, len, "-");
+    else if (isnan(ci->lo))
+        snprintf(buf, len, "%.4f", ci->mean);
+    else
+        snprintf(buf, len, "%.4f [%.4f, %.4f]", ci->mean, ci->lo, ci->hi);
+}
+
+static const struct {
+    const char *head;
+    size_t offset;
+} ci_columns[] = {
+    { "makespan", offsetof(struct cupace_seed_summary, makespan) },
+    { "job latency p50", offsetof(struct cupace_seed_summary, p50) },
+    { "job latency p99", offsetof(struct cupace_seed_summary, p99) },
+    { "memory mean", offsetof(struct cupace_seed_summary, mem) },
+    { "memory mean / bound", offsetof(struct cupace_seed_summary, mem_over_bound) },
+};
+#define NCI_COLUMNS (sizeof ci_columns / sizeof ci_columns[0])
+
+static const struct cupace_ci *ci_of(const struct cupace_seed_summary *s, size_t col)
+{
+    return (const struct cupace_ci *)((const char *)s + ci_columns[col].offset);
+}
+
+static double mean_of(const struct cupace_seeds_report *sr, size_t p, double (*get)(const struct cupace_result *))
+{
+    double sum = 0;
+
+    for (size_t s = 0; s < sr->nseeds; s++)
+        sum += get(CUPACE_SEED_RESULT(sr->res, sr->npacers, s, p));
+    return sr->nseeds ? sum / (double)sr->nseeds : 0;
+}
+
+void cupace_report_seeds_table(FILE *fp, const struct cupace_seeds_report *sr)
+{
+    const char *base = sr->res[sr->baseline].label;
+
+    fprintf(fp, "%zu seeds (%llu to %llu), paired: mean ratio to %s [95%% confidence interval]; "
+                "memory / bound is each run's own\n", sr->nseeds,
+            (unsigned long long)sr->first_seed,
+            (unsigned long long)(sr->first_seed + sr->nseeds - 1), base);
+    fprintf(fp, "%-16s", "");
+    for (size_t c = 0; c < NCI_COLUMNS; c++)
+        fprintf(fp, c + 1 < NCI_COLUMNS ? "  %-24s" : "  %s", ci_columns[c].head);
+    fputc('\n', fp);
+    for (size_t p = 0; p < sr->npacers; p++) {
+        fprintf(fp, "%-16.16s", sr->res[p].label);
+        for (size_t c = 0; c < NCI_COLUMNS; c++) {
+            char cell[80];
+            ci_cell(cell, sizeof cell, ci_of(&sr->sum[p], c));
+            fprintf(fp, c + 1 < NCI_COLUMNS ? "  %-24s" : "  %s", cell);
+        }
+        fputc('\n', fp);
+    }
+    fprintf(fp, "%s, mean over the seeds: makespan %.5g s, job latency p50 %.5g s, p99 %.5g s, "
+                "memory mean %.1f GiB, bound %.1f GiB\n", base,
+            mean_of(sr, sr->baseline, g_makespan), mean_of(sr, sr->baseline, g_lat50),
+            mean_of(sr, sr->baseline, g_lat99), mean_of(sr, sr->baseline, g_mem_mean),
+            mean_of(sr, sr->baseline, g_mem_bound));
+}
+
+static void json_ci(FILE *fp, const char *name, const struct cupace_ci *ci)
+{
+    fprintf(fp, "\"%s\": {", name);
+    if (isnan(ci->mean))
+        fprintf(fp, "\"mean\": null");
+    else
+        fprintf(fp, "\"mean\": %.9g", ci->mean);
+    if (isnan(ci->lo))
+        fprintf(fp, ", \"ci95\": null");
+    else
+        fprintf(fp, ", \"ci95\": [%.9g, %.9g]", ci->lo, ci->hi);
+    fprintf(fp, ", \"n\": %zu}", ci->n);
+}
+
+int cupace_report_seeds_json(FILE *fp, const struct cupace_report_meta *meta,
+                             const struct cupace_seeds_report *sr)
+{
+    static const char *const names[NCI_COLUMNS] = {
+        "makespan_ratio", "job_latency_p50_ratio", "job_latency_p99_ratio", "memory_mean_ratio",
+        "memory_mean_over_bound",
+    };
+    size_t total = sr->nseeds * sr->npacers;
+
+    fprintf(fp, "{ \"cupace_version\": \"%s\", \"config\": ", PACKAGE_VERSION);
+    json_string(fp, meta->config);
+    fprintf(fp, ", \"mode\": \"%s\", \"seed\": %llu, \"seeds\": %zu, \"baseline\": ", meta->mode,
+            (unsigned long long)sr->first_seed, sr->nseeds);
+    json_string(fp, sr->res[sr->baseline].label);
+    fprintf(fp, ",\n  \"runs\": [\n");
+    for (size_t i = 0; i < total; i++) {
+        json_run(fp, &sr->res[i], 1, sr->first_seed + i / sr->npacers);
+        fprintf(fp, "%s\n", i + 1 < total ? "," : "");
+    }
+    fprintf(fp, "  ],\n  \"summary\": [\n");
+    for (size_t p = 0; p < sr->npacers; p++) {
+        fprintf(fp, "    { \"pacer\": ");
+        json_string(fp, sr->res[p].label);
+        for (size_t c = 0; c < NCI_COLUMNS; c++) {
+            fprintf(fp, ",\n      ");
+            json_ci(fp, names[c], ci_of(&sr->sum[p], c));
+        }
+        fprintf(fp, " }%s\n", p + 1 < sr->npacers ? "," : "");
+    }
+    fprintf(fp, "  ] }\n");
+    return ferror(fp) ? -1 : 0;
+}
+
+int cupace_report_seeds_csv(FILE *fp, const struct cupace_seeds_report *sr)
+{
+    fprintf(fp, "pacer,seed,makespan_s,job_latency_p50_s,job_latency_p99_s,mem_mean_bytes,"
+                "mem_bound_bytes\n");
+    for (size_t i = 0; i < sr->nseeds * sr->npacers; i++) {
+        const struct cupace_result *r = &sr->res[i];
+        fprintf(fp, "%s,%llu,%.9g,%.9g,%.9g,%.0f,%.0f\n", r->label,
+                (unsigned long long)(sr->first_seed + i / sr->npacers), r->makespan_s,
+                r->job_latency.p50, r->job_latency.p99, r->mem_mean, r->mem_bound);
+    }
+    return ferror(fp) ? -1 : 0;
+}
+
+/* The trade-off at a glance: memory over the Little's-law bound across,
+ * makespan over the baseline's up, one point per controller with its 95%
+ * whiskers both ways.  Good controllers sit low and left. */
+int cupace_report_tradeoff_plot(const char *file, const struct cupace_report_meta *meta,
+                                const struct cupace_seeds_report *sr, struct cupace_err *err)
+{
+    FILE *gp = plot_open(file, 1000, 700, err);
+
+    if (!gp)
+        return -1;
+    fprintf(gp, "set title '%s: %zu seeds, mean and 95%% interval'\n"
+                "set xlabel 'memory mean / bound (Little''s-law floor = 1)'\n"
+                "set ylabel 'makespan / %s'\nset grid\nset key outside right\n"
+                "set offsets graph 0.08, graph 0.08, graph 0.08, graph 0.08\n",
+            base_name(meta->config), sr->nseeds, sr->res[sr->baseline].label);
+    for (size_t p = 0; p < sr->npacers; p++) {
+        const struct cupace_seed_summary *s = &sr->sum[p];
+        double xl = isnan(s->mem_over_bound.lo) ? s->mem_over_bound.mean : s->mem_over_bound.lo;
+        double xh = isnan(s->mem_over_bound.hi) ? s->mem_over_bound.mean : s->mem_over_bound.hi;
+        double yl = isnan(s->makespan.lo) ? s->makespan.mean : s->makespan.lo;
+        double yh = isnan(s->makespan.hi) ? s->makespan.mean : s->makespan.hi;
+        fprintf(gp, "$d%zu << EOD\n%.6g %.6g %.6g %.6g %.6g %.6g\nEOD\n", p,
+                finite_or_zero(s->mem_over_bound.mean), finite_or_zero(s->makespan.mean),
+                finite_or_zero(xl), finite_or_zero(xh), finite_or_zero(yl), finite_or_zero(yh));
+    }
+    fprintf(gp, "plot ");
+    for (size_t p = 0; p < sr->npacers; p++)
+        fprintf(gp, "%s$d%zu using 1:2:3:4:5:6 with xyerrorbars lw 2 pt 7 ps 1.5 lc %zu title '%s', "
+                    "$d%zu using 1:2:(' %s') with labels left offset 1,1 tc lt %zu notitle",
+                p ? ", " : "", p, p + 1, sr->res[p].label, p, sr->res[p].label, p + 1);
+    fputc('\n', gp);
+    return plot_close(gp, file, err);
 }

@@ -10,6 +10,7 @@
 
 #include "error.h"
 #include "result.h"
+#include "seeds.h"
 
 struct cupace_report_meta {
     const char *config;
@@ -29,5 +30,26 @@ int cupace_report_csv(FILE *fp, const struct cupace_result *r, size_t n);
  * is missing or the suffix is unknown. */
 int cupace_report_plot(const char *file, const struct cupace_report_meta *meta,
                        const struct cupace_result *r, size_t n, struct cupace_err *err);
+
+/* A many-seed A/B (seeds.h): res[seed * npacers + pacer], and the
+ * summary of each controller against the baseline. */
+struct cupace_seeds_report {
+    const struct cupace_result *res;
+    size_t nseeds, npacers, baseline;
+    uint64_t first_seed;
+    const struct cupace_seed_summary *sum;
+};
+
+/* One row per controller: mean ratio [95% interval] per metric. */
+void cupace_report_seeds_table(FILE *fp, const struct cupace_seeds_report *sr);
+/* Every run (each with its "seed") and a "summary" per controller. */
+int cupace_report_seeds_json(FILE *fp, const struct cupace_report_meta *meta,
+                             const struct cupace_seeds_report *sr);
+/* One row per run: pacer, seed and the metrics the summary is made of. */
+int cupace_report_seeds_csv(FILE *fp, const struct cupace_seeds_report *sr);
+/* Makespan ratio against memory / bound, one point per controller with
+ * its 95% whiskers. */
+int cupace_report_tradeoff_plot(const char *file, const struct cupace_report_meta *meta,
+                                const struct cupace_seeds_report *sr, struct cupace_err *err);
 
 #endif

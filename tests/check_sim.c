@@ -15,6 +15,7 @@
 #include "pacer_host.h"
 #include "ps.h"
 #include "report.h"
+#include "seeds.h"
 #include "sim.h"
 #include "testutil.h"
 
@@ -436,6 +437,52 @@ START_TEST(proctime_matches_greedy_on_every_scenario)
 }
 END_TEST
 
+/* Many seeds over threads: each slot holds what a run of that controller on
+ * that seed alone gives, whatever the thread count, and the summary pairs
+ * the seeds. */
+START_TEST(seeds_run_in_parallel_give_the_serial_results)
+{
+    const char *labels[] = { "proctime", "greedy", "window" };
+    struct cupace_config *cfg = scenario("cupace.ini", NULL, 0);
+    struct cupace_result one[4 * 3], many[4 * 3], alone;
+    struct cupace_seed_summary sum[3];
+    struct cupace_err err;
+    double ratios[4];
+
+    memset(one, 0, sizeof one);
+    memset(many, 0, sizeof many);
+    ck_assert_int_eq(cupace_run_seeds(cfg, labels, 3, 4, 1, one, &err), 0);
+    ck_assert_int_eq(cupace_run_seeds(cfg, labels, 3, 4, 5, many, &err), 0);
+    for (size_t i = 0; i < 12; i++) {
+        ck_assert_str_eq(one[i].label, labels[i % 3]);
+        ck_assert_str_eq(many[i].label, labels[i % 3]);
+        ck_assert_double_eq(one[i].makespan_s, many[i].makespan_s);
+        ck_assert_double_eq(one[i].mem_mean, many[i].mem_mean);
+        ck_assert_double_eq(one[i].job_latency.p99, many[i].job_latency.p99);
+    }
+    /* the seed of slot (2, window) is the config's seed + 2 */
+    cfg->engine.seed += 2;
+    tu_run_cfg(cfg, "window", &alone);
+    ck_assert_double_eq(alone.makespan_s, CUPACE_SEED_RESULT(one, 3, 2, 2)->makespan_s);
+    ck_assert_double_ne(alone.makespan_s, CUPACE_SEED_RESULT(one, 3, 0, 2)->makespan_s);
+    cupace_result_free(&alone);
+    /* the summary's makespan ratio is the mean of the per-seed ratios */
+    cupace_seeds_summarize(one, 4, 3, 1, sum);
+    for (size_t sd = 0; sd < 4; sd++)
+        ratios[sd] = CUPACE_SEED_RESULT(one, 3, sd, 0)->makespan_s /
+                     CUPACE_SEED_RESULT(one, 3, sd, 1)->makespan_s;
+    ck_assert_double_eq_tol(sum[0].makespan.mean, (ratios[0] + ratios[1] + ratios[2] + ratios[3]) / 4,
+                            1e-12);
+    ck_assert(sum[0].makespan.lo < sum[0].makespan.mean && sum[0].makespan.mean < sum[0].makespan.hi);
+    ck_assert_double_eq(sum[1].makespan.mean, 1.0);
+    ck_assert_double_eq_tol(sum[2].mem_over_bound.mean,
+                            (one[2].mem_mean / one[2].mem_bound + one[5].mem_mean / one[5].mem_bound +
+                             one[8].mem_mean / one[8].mem_bound + one[11].mem_mean / one[11].mem_bound) / 4,
+                            1e-12);
+    cupace_config_free(cfg);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sim");
@@ -457,6 +504,7 @@ int main(void)
     tcase_add_test(model, failures_account_for_every_partition);
     tcase_add_test(model, a_holding_controller_is_reported_as_a_stall);
     tcase_add_test(model, traces_drive_arrivals);
+    tcase_add_test(model, seeds_run_in_parallel_give_the_serial_results);
     tcase_add_test(seed, seed_case_proctime_keeps_the_gpu_fed);
     tcase_add_test(seed, seed_failure_is_reproduced_on_bursts);
     tcase_add_test(seed, proctime_matches_greedy_on_every_scenario);

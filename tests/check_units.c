@@ -8,6 +8,9 @@
 #include "testutil.h"
 #include "units.h"
 #include "grow.h"
+#include "stats.h"
+
+#include <math.h>
 
 START_TEST(durations_take_every_unit)
 {
@@ -159,6 +162,45 @@ START_TEST(arrays_grow_by_doubling_and_refuse_overflow)
 }
 END_TEST
 
+START_TEST(student_t_matches_its_tables)
+{
+    /* the table, and the expansion beyond it against published values */
+    ck_assert_double_eq_tol(cupace_t975(1), 12.7062, 1e-4);
+    ck_assert_double_eq_tol(cupace_t975(19), 2.0930, 1e-4);
+    ck_assert_double_eq_tol(cupace_t975(30), 2.0423, 1e-4);
+    ck_assert_double_eq_tol(cupace_t975(31), 2.0395, 1e-4);
+    ck_assert_double_eq_tol(cupace_t975(40), 2.0211, 1e-4);
+    ck_assert_double_eq_tol(cupace_t975(60), 2.0003, 1e-4);
+    ck_assert_double_eq_tol(cupace_t975(120), 1.9799, 1e-4);
+    ck_assert_double_eq_tol(cupace_t975(100000), 1.95998, 1e-4);
+    ck_assert(isnan(cupace_t975(0)));
+}
+END_TEST
+
+START_TEST(confidence_interval_of_a_mean)
+{
+    /* mean 3, sample sd sqrt(2.5), n 5: half-width t(4) sd / sqrt(5) */
+    const double v[] = { 1, 2, 3, 4, 5 };
+    const double odd[] = { 2, NAN, 4, INFINITY };
+    struct cupace_ci ci = cupace_ci95(v, 5);
+    double half = 2.7764 * sqrt(2.5) / sqrt(5.0);
+
+    ck_assert_uint_eq(ci.n, 5);
+    ck_assert_double_eq_tol(ci.mean, 3.0, 1e-12);
+    ck_assert_double_eq_tol(ci.lo, 3.0 - half, 1e-4);
+    ck_assert_double_eq_tol(ci.hi, 3.0 + half, 1e-4);
+    /* values that are not finite (a ratio over zero) are left out */
+    ci = cupace_ci95(odd, 4);
+    ck_assert_uint_eq(ci.n, 2);
+    ck_assert_double_eq_tol(ci.mean, 3.0, 1e-12);
+    ck_assert_double_eq_tol(ci.hi - ci.mean, 12.7062 * 1.0, 1e-3);
+    /* one value: a mean, no interval */
+    ci = cupace_ci95(v, 1);
+    ck_assert_double_eq(ci.mean, 1.0);
+    ck_assert(isnan(ci.lo) && isnan(ci.hi));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("units");
@@ -173,6 +215,8 @@ int main(void)
     tcase_add_test(tc, identifiers_exclude_paths);
     tcase_add_test(tc, saturating_add_never_wraps);
     tcase_add_test(tc, arrays_grow_by_doubling_and_refuse_overflow);
+    tcase_add_test(tc, student_t_matches_its_tables);
+    tcase_add_test(tc, confidence_interval_of_a_mean);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }
