@@ -14,6 +14,10 @@
  * integral alone, but slow down to a tenth, because an empty queue costs GPU
  * time while a deep one only costs memory.  It is frozen while there is
  * nothing to dispatch, so an idle gap does not wind it up.
+ *
+ * The CPU probe (pace_cpu_probe) is shared by proctime and lead: both need
+ * to know when syntheses beyond the CPU's capacity only slow each other
+ * down, and no signal says how many CPUs there are.
  */
 #ifndef CUPACE_PACE_UTIL_H
 #define CUPACE_PACE_UTIL_H
@@ -123,6 +127,103 @@ static inline int pace_alpha_init(const struct cupace_params *p, double def, dou
 static inline uint64_t in_flight(const struct cupace_signals *s)
 {
     return s->dispatched - s->gpu_done - s->failed;
+}
+
+/* ---- the CPU probe ------------------------------------------------------
+ *
+ * When the pipeline stays short of what feeds the GPUs although work is
+ * pending, the CPU may be the bottleneck, and syntheses sharing too few
+ * CPUs all slow down (processor sharing): past the CPU's capacity a
+ * dispatch adds memory and no throughput.  So the probe caps the
+ * partitions in synthesis at PROBE_STEP of what they were; if the
+ * synthesis time fell with them (at least half as much), they were
+ * oversubscribed and it probes lower; if not, it goes back to the last
+ * level that was, and stays there while the CPU is the bottleneck.  An
+ * epoch lasts PROBE_EPOCH synthesis times, so that the syntheses ending in
+ * it ran under its cap. */
+#define PROBE_EPOCH 1.5
+#define PROBE_STEP 0.75
+
+struct pace_cpu_probe {
+    uint64_t epoch_start, last_ns;
+    uint64_t synth_done0, synth_ns0;
+    double starved_ns, busy_integral;     /* ns; partition-ns */
+    uint64_t last_in_synthesis;
+    int last_starved;
+    double cap;                           /* at most this many in synthesis; 0: no cap */
+    double prev_n, prev_s;                /* the epoch before the last probe */
+    int probing;
+};
+
+static inline void pace_cpu_probe_epoch(struct pace_cpu_probe *pr, const struct cupace_signals *s)
+{
+    double span = (double)(s->now_ns - pr->epoch_start);
+    uint64_t done = s->synth_done - pr->synth_done0;
+    double n, sy;
+
+    if (span <= 0 || done < 8) {
+        if (span > 0 && done == 0 && pr->starved_ns < 0.8 * span)
+            pr->cap = 0;                  /* nothing to learn; no longer CPU-bound */
+        return;
+    }
+    n = pr->busy_integral / span;
+    sy = (double)(s->synth_ns_total - pr->synth_ns0) / (double)done;
+    if (pr->starved_ns < 0.8 * span) {    /* the GPU had work: not CPU-bound */
+        pr->cap = 0;
+        pr->probing = 0;
+    } else if (!pr->probing) {
+        if (pr->cap == 0) {               /* first CPU-bound epoch: probe */
+            pr->prev_n = n;
+            pr->prev_s = sy;
+            pr->cap = n * PROBE_STEP;
+            pr->probing = 1;
+        }
+    } else if (n < pr->prev_n && sy <= pr->prev_s * (1.0 - 0.5 * (1.0 - n / pr->prev_n))) {
+        pr->prev_n = n;                   /* S fell with n: oversubscribed, go lower */
+        pr->prev_s = sy;
+        pr->cap = n * PROBE_STEP;
+        if (pr->cap < 1)
+            pr->cap = 1;
+    } else if (n < pr->prev_n) {
+        pr->cap = pr->prev_n;             /* S held: the CPUs were not full; stay */
+        pr->probing = 0;
+    }
+    pr->epoch_start = s->now_ns;
+    pr->synth_done0 = s->synth_done;
+    pr->synth_ns0 = s->synth_ns_total;
+    pr->starved_ns = pr->busy_integral = 0;
+}
+
+/* Advances the probe after an event.  `ready`: the controller has its
+ * estimates; `synth_ns`: its mean synthesis time; `short_of_feed`: the
+ * pipeline is short of what keeps the GPUs fed while work is pending. */
+static inline void pace_cpu_probe(struct pace_cpu_probe *pr, const struct cupace_signals *s,
+                                  int ready, double synth_ns, int short_of_feed)
+{
+    if (!ready) {
+        pr->epoch_start = pr->last_ns = s->now_ns;
+        pr->synth_done0 = s->synth_done;
+        pr->synth_ns0 = s->synth_ns_total;
+        pr->last_in_synthesis = s->in_synthesis;
+        return;
+    }
+    if (s->now_ns > pr->last_ns) {
+        double dt = (double)(s->now_ns - pr->last_ns);
+        pr->busy_integral += dt * (double)pr->last_in_synthesis;
+        if (pr->last_starved)
+            pr->starved_ns += dt;
+    }
+    pr->last_ns = s->now_ns;
+    pr->last_in_synthesis = s->in_synthesis;
+    pr->last_starved = short_of_feed;
+    if ((double)(s->now_ns - pr->epoch_start) >= PROBE_EPOCH * synth_ns)
+        pace_cpu_probe_epoch(pr, s);
+}
+
+/* The probe's cap is reached: dispatch nothing more for now. */
+static inline int pace_cpu_full(const struct pace_cpu_probe *pr, const struct cupace_signals *s)
+{
+    return pr->cap > 0 && (double)s->in_synthesis >= pr->cap;
 }
 
 #endif

@@ -25,7 +25,7 @@
  *    projection is the inventory position of stock control (on hand + on
  *    order - demand over the lead time).
  *  - The integral is frozen while nothing is pending (pace_util.h).
- *  - A CPU probe (cpu_probe_epoch).  When the pipeline stays short of what
+ *  - A CPU probe (pace_util.h).  When the pipeline stays short of what
  *    feeds the GPUs although work is pending, the CPU may be the bottleneck;
  *    syntheses beyond its capacity only slow each other down and hold
  *    memory.  The signals carry no CPU count, so it lowers a cap on the
@@ -42,26 +42,6 @@
  * (README, "Scenarios"); a whole one cost 4-5% more memory for nothing. */
 #define SAFETY_SD 0.5
 
-/* The CPU probe: an epoch lasts PROBE_EPOCH synthesis times (so that the
- * syntheses ending in it ran under its cap); each probe lowers the cap to
- * PROBE_STEP of the partitions in synthesis. */
-#define PROBE_EPOCH 1.5
-#define PROBE_STEP 0.75
-
-
-/* The CPU probe (see cpu_probe_epoch): per epoch of about 1.5 synthesis
- * times, how long the GPU queue was empty with work pending, the
- * time-weighted partitions in synthesis, and the syntheses that ended. */
-struct cpu_probe {
-    uint64_t epoch_start, last_ns;
-    uint64_t synth_done0, synth_ns0;
-    double starved_ns, busy_integral;     /* ns; partition-ns */
-    uint64_t last_in_synthesis;
-    int last_starved;
-    double cap;                           /* at most this many in synthesis; 0: no cap */
-    double prev_n, prev_s;                /* the epoch before the last probe */
-    int probing;
-};
 
 struct proctime_state {
     struct pace_pi pi;
@@ -76,7 +56,7 @@ struct proctime_state {
     uint64_t last_synth_done, last_synth_ns;
     double projected;           /* the projected queue depth, partitions */
     uint64_t last_interval;
-    struct cpu_probe probe;
+    struct pace_cpu_probe probe;
 };
 
 static int proctime_init(void *state, const struct cupace_params *p, char *err, size_t errlen)
@@ -143,79 +123,12 @@ static double projected_depth(const struct proctime_state *st, const struct cupa
     return (double)s->waiting + (double)s->in_synthesis - lead;
 }
 
-/* Ends a probe epoch.  When the pipeline stayed short of what feeds the
- * GPUs (projected depth < 0) with work pending for most of it, the CPU may
- * be the bottleneck, and syntheses sharing too few CPUs
- * all slow down (processor sharing): past the CPU's capacity a dispatch adds
- * memory and no throughput.  No signal says how many CPUs there are, so
- * this probes: it caps the partitions in synthesis at PROBE_STEP of what
- * they were, and if the synthesis time fell with them (at least half as
- * much), they were oversubscribed and it probes lower; if not, it goes back
- * to the last level that was, and stays there while the CPU is the
- * bottleneck. */
-static void cpu_probe_epoch(struct proctime_state *st, const struct cupace_signals *s)
-{
-    struct cpu_probe *pr = &st->probe;
-    double span = (double)(s->now_ns - pr->epoch_start);
-    uint64_t done = s->synth_done - pr->synth_done0;
-    double n, sy;
-
-    if (span <= 0 || done < 8) {
-        if (span > 0 && done == 0 && pr->starved_ns < 0.8 * span)
-            pr->cap = 0;                  /* nothing to learn; no longer CPU-bound */
-        return;
-    }
-    n = pr->busy_integral / span;
-    sy = (double)(s->synth_ns_total - pr->synth_ns0) / (double)done;
-    if (pr->starved_ns < 0.8 * span) {    /* the GPU had work: not CPU-bound */
-        pr->cap = 0;
-        pr->probing = 0;
-    } else if (!pr->probing) {
-        if (pr->cap == 0) {               /* first CPU-bound epoch: probe */
-            pr->prev_n = n;
-            pr->prev_s = sy;
-            pr->cap = n * PROBE_STEP;
-            pr->probing = 1;
-        }
-    } else if (n < pr->prev_n && sy <= pr->prev_s * (1.0 - 0.5 * (1.0 - n / pr->prev_n))) {
-        pr->prev_n = n;                   /* S fell with n: oversubscribed, go lower */
-        pr->prev_s = sy;
-        pr->cap = n * PROBE_STEP;
-        if (pr->cap < 1)
-            pr->cap = 1;
-    } else if (n < pr->prev_n) {
-        pr->cap = pr->prev_n;             /* S held: the CPUs were not full; stay */
-        pr->probing = 0;
-    }
-    pr->epoch_start = s->now_ns;
-    pr->synth_done0 = s->synth_done;
-    pr->synth_ns0 = s->synth_ns_total;
-    pr->starved_ns = pr->busy_integral = 0;
-}
-
+/* The CPU probe (pace_util.h): short of what feeds the GPUs while work
+ * is pending. */
 static void cpu_probe_update(struct proctime_state *st, const struct cupace_signals *s)
 {
-    struct cpu_probe *pr = &st->probe;
-
-    if (!st->have_synth || !st->have_proc) {
-        pr->epoch_start = pr->last_ns = s->now_ns;
-        pr->synth_done0 = s->synth_done;
-        pr->synth_ns0 = s->synth_ns_total;
-        pr->last_in_synthesis = s->in_synthesis;
-        return;
-    }
-    if (s->now_ns > pr->last_ns) {
-        double dt = (double)(s->now_ns - pr->last_ns);
-        pr->busy_integral += dt * (double)pr->last_in_synthesis;
-        if (pr->last_starved)
-            pr->starved_ns += dt;
-    }
-    pr->last_ns = s->now_ns;
-    pr->last_in_synthesis = s->in_synthesis;
-    /* short of what keeps the GPUs fed, with work to dispatch */
-    pr->last_starved = s->pending > 0 && projected_depth(st, s) < 0;
-    if ((double)(s->now_ns - pr->epoch_start) >= PROBE_EPOCH * st->synth_ns)
-        cpu_probe_epoch(st, s);
+    pace_cpu_probe(&st->probe, s, st->have_synth && st->have_proc, st->synth_ns,
+                   s->pending > 0 && projected_depth(st, s) < 0);
 }
 
 static void proctime_update(void *state, const struct cupace_signals *s)
@@ -238,8 +151,8 @@ static uint64_t proctime_interval(void *state, const struct cupace_signals *s)
 
     if (!st->have_proc)
         return st->last_interval = st->min_ns;     /* bootstrap: fill (see above) */
-    if (st->probe.cap > 0 && (double)s->in_synthesis >= st->probe.cap)
-        return st->last_interval = CUPACE_PACE_HOLD;   /* the CPU is full (cpu_probe_epoch) */
+    if (pace_cpu_full(&st->probe, s))
+        return st->last_interval = CUPACE_PACE_HOLD;   /* the CPU is full (pace_util.h) */
     st->projected = projected_depth(st, s);
     e = pace_pi_error(&st->pi, st->projected);
     return st->last_interval = pace_clamp_ns(pace_pi_apply(&st->pi, e, base_interval(st, s)),

@@ -1,6 +1,6 @@
 #!/bin/sh
 # bench_ab.sh CUPACE PLUGINS SRCDIR -- `make bench`: a 20-seed A/B of the
-# five controllers of [ab] on every shipped scenario, over all the cores,
+# controllers of [ab] (six) on every shipped scenario, over all the cores,
 # and the wall time each takes (issue 11: the many-seed A/B must stay cheap
 # enough to run on every change).
 set -eu

@@ -419,6 +419,200 @@ START_TEST(controllers_refuse_bad_parameters)
 }
 END_TEST
 
+/* ---- lead --------------------------------------------------------------- */
+
+/* STEPS completions, one every GAP ns, each with worker time PROC, kernel
+ * KERNEL and synthesis SYNTH; WAITING waiting and BUSY workers busy. */
+static void lead_steady(struct ctl *c, struct cupace_signals *s, unsigned steps, double gap,
+                        double proc, double kernel, double synth, uint64_t waiting, uint64_t busy)
+{
+    for (unsigned i = 0; i < steps; i++) {
+        s->waiting = waiting;
+        s->gpu_busy_workers = busy;
+        s->now_ns += (uint64_t)gap;
+        s->gpu_done++;
+        s->gpu_ns_total += (uint64_t)proc;
+        s->gpu_device_ns_total += (uint64_t)kernel;
+        s->synth_done++;
+        s->synth_ns_total += (uint64_t)synth;
+        s->dispatched = s->gpu_done + s->in_synthesis + s->waiting + s->gpu_busy_workers;
+        update(c, s);
+    }
+}
+
+/* The first partitions reach the workers at time 0. */
+static void lead_start(struct ctl *c, struct cupace_signals *s)
+{
+    s->gpu_busy_workers = s->num_gpu_workers;
+    update(c, s);
+}
+
+/* Puts the position (waiting + in synthesis) at POS and returns the interval. */
+static uint64_t lead_at(struct ctl *c, struct cupace_signals *s, double pos)
+{
+    s->in_synthesis = (uint64_t)pos - s->waiting;
+    return interval(c, s);
+}
+
+START_TEST(lead_target_is_rate_times_lead)
+{
+    struct ctl c;
+    struct cupace_signals s;
+    double target;
+
+    /* one exclusive device, kernels 2.5 s, each worker 5 s (prep, lock wait,
+     * kernel, epilogue): 0.4/s; synthesis 30 s without jitter */
+    ctl_open(&c, "lead", "");
+    init_signals(&s, 2);
+    s.in_synthesis = 12;
+    lead_start(&c, &s);
+    lead_steady(&c, &s, 200, 2.5e9, 5e9, 2.5e9, 30e9, 1, 2);
+    interval(&c, &s);
+    ck_assert_double_eq_tol(described(&c, "rate_per_s"), 0.4, 1e-6);
+    ck_assert_double_eq_tol(described(&c, "lead_s"), 30, 1e-6);
+    ck_assert_int_eq((int)described(&c, "overlap"), 0);
+    target = described(&c, "target");
+    ck_assert_double_eq_tol(target, 12, 0.05);        /* no jitter, no safety stock */
+    /* below the target by more than one: fill at once; within one: pace at
+     * the GPU's rate; at or above it: one out, one in */
+    ck_assert_uint_eq(lead_at(&c, &s, target - 3), 0);
+    ck_assert_uint_eq(lead_at(&c, &s, ceil(target) - 1) / 1000000, 2500);
+    ck_assert_uint_eq(lead_at(&c, &s, target + 2), CUPACE_PACE_HOLD);
+    ctl_close(&c);
+}
+END_TEST
+
+START_TEST(lead_sees_overlapping_kernels)
+{
+    struct ctl c;
+    struct cupace_signals s;
+
+    /* the seed's case: two workers, 1.2 s kernels that overlap; device
+     * time grows twice as fast as the clock, so the rate is W/P, not D/K */
+    ctl_open(&c, "lead", "");
+    init_signals(&s, 2);
+    s.in_synthesis = 50;
+    lead_start(&c, &s);
+    lead_steady(&c, &s, 100, 0.6e9, 1.2e9, 1.2e9, 30e9, 3, 2);
+    interval(&c, &s);
+    ck_assert_int_eq((int)described(&c, "overlap"), 1);
+    ck_assert_double_eq_tol(described(&c, "rate_per_s"), 2 / 1.2, 1e-3);
+    ctl_close(&c);
+}
+END_TEST
+
+START_TEST(lead_app_limited_samples_only_raise)
+{
+    struct ctl c;
+    struct cupace_signals s;
+
+    ctl_open(&c, "lead", "");
+    init_signals(&s, 2);
+    s.in_synthesis = 50;
+    lead_start(&c, &s);
+    lead_steady(&c, &s, 100, 0.6e9, 1.2e9, 1.2e9, 30e9, 3, 2);
+    /* a worker idles with nothing waiting: slower samples are refused... */
+    s.waiting = 0;
+    s.gpu_busy_workers = 1;
+    update(&c, &s);
+    lead_steady(&c, &s, 20, 1.2e9, 2.4e9, 1.2e9, 30e9, 0, 1);
+    interval(&c, &s);
+    ck_assert_double_eq_tol(described(&c, "rate_per_s"), 2 / 1.2, 1e-3);
+    /* ...faster ones are taken */
+    lead_steady(&c, &s, 20, 1.2e9, 1.0e9, 1.0e9, 30e9, 0, 1);
+    interval(&c, &s);
+    ck_assert_double_eq_tol(described(&c, "rate_per_s"), 2 / 1.0, 1e-2);
+    /* and with the GPU busy, slower samples count again */
+    lead_steady(&c, &s, 20, 1.2e9, 2.4e9, 1.2e9, 30e9, 3, 2);
+    interval(&c, &s);
+    ck_assert_double_eq_tol(described(&c, "rate_per_s"), 2 / 2.4, 1e-2);
+    ctl_close(&c);
+}
+END_TEST
+
+START_TEST(lead_safety_stock_follows_jitter)
+{
+    struct ctl c;
+    struct cupace_signals s;
+    double calm, jittery, want;
+
+    ctl_open(&c, "lead", "");
+    init_signals(&s, 2);
+    s.in_synthesis = 12;
+    lead_start(&c, &s);
+    lead_steady(&c, &s, 400, 2.5e9, 5e9, 2.5e9, 30e9, 1, 2);
+    interval(&c, &s);
+    calm = described(&c, "safety");
+    /* synthesis alternating 25 s and 35 s: a spread of 5 s */
+    for (int i = 0; i < 200; i++)
+        lead_steady(&c, &s, 1, 2.5e9, 5e9, 2.5e9, i % 2 ? 25e9 : 35e9, 1, 2);
+    interval(&c, &s);
+    jittery = described(&c, "safety");
+    /* 3 sd of what arrives in a lead: 3 sqrt(0.4/s x 5 s / sqrt(pi)) */
+    want = 3 * sqrt(0.4 * 5 * 0.5641895835);
+    ck_assert_msg(calm < 0.05, "safety %.3f without jitter", calm);
+    ck_assert_msg(jittery > 0.7 * want && jittery < 1.3 * want, "safety %.3f, want about %.3f",
+                  jittery, want);
+    ctl_close(&c);
+}
+END_TEST
+
+START_TEST(lead_fills_at_once_after_an_idle_gap)
+{
+    struct ctl c;
+    struct cupace_signals s;
+    double rate;
+
+    ctl_open(&c, "lead", "");
+    init_signals(&s, 2);
+    s.in_synthesis = 12;
+    lead_start(&c, &s);
+    lead_steady(&c, &s, 200, 2.5e9, 5e9, 2.5e9, 30e9, 1, 2);
+    interval(&c, &s);
+    rate = described(&c, "rate_per_s");
+    /* an hour with nothing to do: the pipeline drains, no completion */
+    s.pending = 0;
+    s.waiting = s.in_synthesis = s.gpu_busy_workers = 0;
+    s.now_ns += 3600e9;
+    update(&c, &s);
+    /* work arrives: the whole lead is dispatched at once, at the old rate */
+    s.pending = 100;
+    update(&c, &s);
+    for (int i = 0; i < 10; i++) {
+        ck_assert_uint_eq(interval(&c, &s), 0);
+        s.in_synthesis++;
+        s.dispatched++;
+        update(&c, &s);
+    }
+    ck_assert_double_eq_tol(described(&c, "rate_per_s"), rate, 1e-9);
+    ctl_close(&c);
+}
+END_TEST
+
+START_TEST(lead_follows_a_2x_slowdown_within_5_completions)
+{
+    struct ctl c;
+    struct cupace_signals s;
+    double target;
+    uint64_t iv;
+
+    ctl_open(&c, "lead", "");
+    init_signals(&s, 2);
+    s.in_synthesis = 12;
+    lead_start(&c, &s);
+    lead_steady(&c, &s, 200, 2.5e9, 5e9, 2.5e9, 30e9, 1, 2);
+    /* kernels take twice as long: 0.2/s */
+    lead_steady(&c, &s, 5, 5e9, 10e9, 5e9, 30e9, 1, 2);
+    interval(&c, &s);
+    ck_assert_msg(fabs(described(&c, "rate_per_s") / 0.2 - 1) < 0.05, "rate %.4f/s",
+                  described(&c, "rate_per_s"));
+    target = described(&c, "target");
+    iv = lead_at(&c, &s, ceil(target) - 1);
+    ck_assert_msg(fabs((double)iv / 5e9 - 1) < 0.05, "interval %.3f s", (double)iv / 1e9);
+    ctl_close(&c);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("plugins");
@@ -438,6 +632,12 @@ int main(void)
     tcase_add_test(tc, window_holds_exactly_window_in_flight);
     tcase_add_test(tc, fixed_returns_its_interval);
     tcase_add_test(tc, controllers_refuse_bad_parameters);
+    tcase_add_test(tc, lead_target_is_rate_times_lead);
+    tcase_add_test(tc, lead_sees_overlapping_kernels);
+    tcase_add_test(tc, lead_app_limited_samples_only_raise);
+    tcase_add_test(tc, lead_safety_stock_follows_jitter);
+    tcase_add_test(tc, lead_fills_at_once_after_an_idle_gap);
+    tcase_add_test(tc, lead_follows_a_2x_slowdown_within_5_completions);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }

@@ -1,0 +1,225 @@
+/*
+ * lead -- pace to the limit of Little's law: keep exactly what the GPUs will
+ * consume during one synthesis in the pipeline, plus a safety stock sized
+ * from measured jitter, and nothing more.
+ *
+ * This is a base-stock policy from inventory control.  The inventory
+ * position is what is synthesized and waiting plus what is in synthesis;
+ * a partition dispatched now joins the GPU queue one synthesis time L
+ * later, while the GPUs consume mu partitions per second.  So the position
+ * that keeps them fed is B = mu x L + safety, and each partition the GPUs
+ * take is replaced by one dispatch.  Memory above Little's-law floor is
+ * then only the safety stock (and the device lock's own queue).
+ *
+ * The signals and what each one is for:
+ *  - Consumption rate mu.  Where kernels are device-exclusive the device
+ *    time per completion K (Δgpu_device_ns_total / Δgpu_done) gives the
+ *    capacity D/K, without prep and epilogue (which overlap another
+ *    worker's kernel) inflating it.  The worker processing time P
+ *    (Δgpu_ns_total / Δgpu_done) gives the workers' own capacity W/P; mu is
+ *    the smaller.  Kernels that overlap (gpu_exclusive = no) show as more
+ *    device time than wall time per device; once seen, D/K is dropped.
+ *  - App-limited samples (as in BBR).  A P sample taken while a worker sat
+ *    idle with nothing waiting measured a GPU that was not kept busy: it
+ *    lacks the queueing for the device lock, the contention of a busy
+ *    neighbour.  Such a sample may raise the rate W/P, never lower it.
+ *  - Synthesis lead L: Δsynth_ns_total / Δsynth_done.  Syntheses share the
+ *    CPU (processor sharing), so oversubscribing it stretches L and with it
+ *    B, which would hold the extra syntheses in place.  L is therefore the
+ *    lowest per-epoch mean of the last few epochs (an epoch is about one
+ *    synthesis), the lead an unstretched CPU gives, like BBR's min RTT.
+ *  - CPU capacity: where the pipeline stays short of B with work pending,
+ *    the CPU may be the bottleneck; the CPU probe shared with proctime
+ *    (pace_util.h) then caps the syntheses where more only slow each other.
+ *  - Safety stock: z standard deviations of the partitions that arrive
+ *    during one lead.  Dispatches spaced 1/mu apart with lead times of
+ *    spread sigma_S make that count vary by mu sigma_S / sqrt(pi); GPU
+ *    times of spread cv add mu L cv^2.  Not a fixed queue target.
+ *  - Recovery: after an idle gap (or any drain) the position is far below
+ *    B, and the whole gap is dispatched at once rather than paced.
+ *
+ * Within one partition of B it paces at 1/mu; above B it holds until the
+ * GPUs take one.  Until the first GPU completion nothing is known and it
+ * dispatches as fast as memory and slots allow.
+ */
+#include <math.h>
+#include <stdio.h>
+
+#include "pace_util.h"
+
+#define EPOCHS 4                    /* the min/max filters span this many epochs */
+#define INV_SQRT_PI 0.5641895835
+#define SYNTH_ALPHA 0.05
+
+struct lead_state {
+    double alpha;                   /* EMA gain of GPU times (synthesis: alpha / 2) */
+    double z;                       /* safety stock, in standard deviations */
+    /* GPU */
+    double proc_ns, dev_ns, dev_var;
+    int have_gpu, overlap, app_limited, gpu_started;
+    uint64_t t_gpu0, last_done, last_gpu_ns, last_dev_ns;
+    /* synthesis */
+    double synth_ns, synth_var;
+    int have_synth;
+    uint64_t last_synth_done, last_synth_ns;
+    /* epochs of about one synthesis: their mean lead and synthesis rate */
+    uint64_t ep_t0, ep_done0, ep_ns0;
+    double ep_lead[EPOCHS];
+    unsigned nep, ep_next;
+    /* what interval_ns last worked out, for describe */
+    struct pace_cpu_probe probe;
+    double mu, lead_ns, safety, target, position;
+    uint64_t last_interval;
+};
+
+static int lead_init(void *state, const struct cupace_params *p, char *err, size_t errlen)
+{
+    struct lead_state *st = state;
+
+    if (pace_alpha_init(p, 0.4, &st->alpha, err, errlen) < 0 ||
+        p->get_f64(p->ctx, "safety", 3.0, &st->z) < 0)
+        return -1;
+    if (!(st->z >= 0 && st->z <= 10)) {
+        snprintf(err, errlen, "safety must be from 0 to 10 standard deviations");
+        return -1;
+    }
+    return 0;
+}
+
+/* One sample of the GPU times from the completions since the last. */
+static void sample_gpu(struct lead_state *st, const struct cupace_signals *s)
+{
+    uint64_t n = s->gpu_done - st->last_done;
+    double p, k, d;
+
+    if (n == 0 || s->gpu_ns_total < st->last_gpu_ns || s->gpu_device_ns_total < st->last_dev_ns)
+        return;
+    p = (double)(s->gpu_ns_total - st->last_gpu_ns) / (double)n;
+    k = (double)(s->gpu_device_ns_total - st->last_dev_ns) / (double)n;
+    /* app-limited: may raise the rate (a shorter P), never lower it */
+    if (!(st->have_gpu && st->app_limited && p > st->proc_ns))
+        st->proc_ns = pace_ema(st->proc_ns, p, st->alpha, !st->have_gpu);
+    d = st->have_gpu ? k - st->dev_ns : 0;
+    st->dev_ns = pace_ema(st->dev_ns, k, st->alpha, !st->have_gpu);
+    st->dev_var = pace_ema(st->dev_var, d * d, st->alpha / 4, !st->have_gpu);
+    st->have_gpu = 1;
+    st->app_limited = 0;
+    st->last_done = s->gpu_done;
+    st->last_gpu_ns = s->gpu_ns_total;
+    st->last_dev_ns = s->gpu_device_ns_total;
+    /* more kernel time than wall time on some device: kernels overlap */
+    if (s->now_ns > st->t_gpu0 &&
+        (double)s->gpu_device_ns_total > 1.02 * s->num_devices * (double)(s->now_ns - st->t_gpu0))
+        st->overlap = 1;
+}
+
+static void sample_synthesis(struct lead_state *st, const struct cupace_signals *s)
+{
+    uint64_t n = s->synth_done - st->last_synth_done;
+    double x, d;
+
+    if (n == 0 || s->synth_ns_total < st->last_synth_ns)
+        return;
+    x = (double)(s->synth_ns_total - st->last_synth_ns) / (double)n;
+    d = st->have_synth ? x - st->synth_ns : 0;
+    st->synth_ns = pace_ema(st->synth_ns, x, SYNTH_ALPHA, !st->have_synth);
+    st->synth_var = pace_ema(st->synth_var, d * d, SYNTH_ALPHA, !st->have_synth);
+    st->have_synth = 1;
+    st->last_synth_done = s->synth_done;
+    st->last_synth_ns = s->synth_ns_total;
+}
+
+/* Closes an epoch once it has lasted one synthesis and seen one end. */
+static void epoch(struct lead_state *st, const struct cupace_signals *s)
+{
+    uint64_t done = s->synth_done - st->ep_done0;
+    double span = (double)(s->now_ns - st->ep_t0);
+
+    if (!st->have_gpu || span < st->synth_ns)
+        return;
+    if (done > 0 && st->ep_t0 > 0) {
+        st->ep_lead[st->ep_next] = (double)(s->synth_ns_total - st->ep_ns0) / (double)done;
+        st->ep_next = (st->ep_next + 1) % EPOCHS;
+        if (st->nep < EPOCHS)
+            st->nep++;
+    }
+    st->ep_t0 = s->now_ns;
+    st->ep_done0 = s->synth_done;
+    st->ep_ns0 = s->synth_ns_total;
+}
+
+static void lead_update(void *state, const struct cupace_signals *s)
+{
+    struct lead_state *st = state;
+
+    if (!st->gpu_started && s->gpu_busy_workers > 0) {
+        st->gpu_started = 1;
+        st->t_gpu0 = s->now_ns;
+    }
+    sample_gpu(st, s);
+    sample_synthesis(st, s);
+    epoch(st, s);
+    /* the GPUs idle with work pending although the pipeline holds B */
+    pace_cpu_probe(&st->probe, s, st->target > 0, st->synth_ns,
+                   s->pending > 0 && s->waiting == 0 && s->gpu_busy_workers < s->num_gpu_workers);
+    if (s->waiting == 0 && s->gpu_busy_workers < s->num_gpu_workers)
+        st->app_limited = 1;
+}
+
+/* The GPUs' consumption rate, partitions per ns (see the header). */
+static double gpu_rate(const struct lead_state *st, const struct cupace_signals *s)
+{
+    double w = s->num_gpu_workers / st->proc_ns;
+    double d = s->num_devices / st->dev_ns;
+
+    return st->overlap || !(d < w) ? w : d;
+}
+
+static uint64_t lead_interval(void *state, const struct cupace_signals *s)
+{
+    struct lead_state *st = state;
+    double cv2, var;
+
+    if (!st->have_gpu || !st->have_synth || !(st->proc_ns > 0) || !(st->dev_ns > 0))
+        return st->last_interval = 0;            /* nothing known yet: fill */
+    st->mu = gpu_rate(st, s);
+    st->lead_ns = st->synth_ns;
+    for (unsigned i = 0; i < st->nep; i++)
+        if (st->ep_lead[i] < st->lead_ns)
+            st->lead_ns = st->ep_lead[i];
+    cv2 = st->dev_var / (st->dev_ns * st->dev_ns);
+    var = st->mu * sqrt(st->synth_var) * INV_SQRT_PI + st->mu * st->lead_ns * cv2;
+    st->safety = st->z * sqrt(var);
+    st->target = st->mu * st->lead_ns + st->safety;
+    st->position = (double)(s->waiting + s->in_synthesis);
+    if (pace_cpu_full(&st->probe, s))
+        return st->last_interval = CUPACE_PACE_HOLD; /* the CPU is full */
+    if (st->position + 1 < st->target)
+        return st->last_interval = 0;            /* a gap to fill: at once */
+    if (st->position < st->target)
+        return st->last_interval = pace_clamp_ns(1.0 / st->mu, 0, UINT64_MAX - 1);
+    return st->last_interval = CUPACE_PACE_HOLD; /* full: one out, one in */
+}
+
+static int lead_describe(void *state, char *buf, size_t len)
+{
+    struct lead_state *st = state;
+
+    return snprintf(buf, len, "rate_per_s=%.4g lead_s=%.4g cpu_cap=%.3g safety=%.3g "
+                    "target=%.3g position=%.3g overlap=%d interval_s=%.4g",
+                    st->mu * 1e9, st->lead_ns / 1e9, st->probe.cap, st->safety, st->target,
+                    st->position, st->overlap,
+                    st->last_interval == CUPACE_PACE_HOLD ? -1.0 : (double)st->last_interval / 1e9);
+}
+
+const struct cupace_pacer cupace_pacer_entry = {
+    .abi = CUPACE_PACER_ABI,
+    .size = sizeof(struct cupace_pacer),
+    .name = "lead",
+    .summary = "base stock: GPU rate x synthesis lead + safety from jitter (Little's law)",
+    .state_size = sizeof(struct lead_state),
+    .init = lead_init,
+    .update = lead_update,
+    .interval_ns = lead_interval,
+    .describe = lead_describe,
+};
