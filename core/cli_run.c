@@ -145,6 +145,9 @@ static int exit_code(const struct cupace_result *res, size_t n, int interrupted)
         if (res[i].failed)
             fprintf(stderr, "cupace: %s: %llu partitions failed (%llu jobs)\n", res[i].label,
                     (unsigned long long)res[i].failed, (unsigned long long)res[i].jobs_failed);
+        if (res[i].stage_failures)
+            fprintf(stderr, "cupace: %s: %llu of them by a stage's error, the first: %s\n",
+                    res[i].label, (unsigned long long)res[i].stage_failures, res[i].stage_failure);
         failed |= res[i].stalled || !res[i].invariants_ok || res[i].failed;
     }
     if (interrupted)

@@ -40,11 +40,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend.h"
 #include "dispatch.h"
 #include "grow.h"
 #include "pipeline.h"
 #include "ps.h"
+#include "stages.h"
 #include "units.h"
 #ifdef HAVE_CUDA
 #include "cuda_backend.h"
@@ -60,7 +60,14 @@ struct rt_worker {
     struct cupace_rt *rt;
     unsigned index;                     /* in its crew */
     unsigned device;                    /* GPU workers only */
+    void *stage_state;                  /* GPU workers: what the stages' worker_setup gave */
     pthread_t thread;
+};
+
+/* The view a stage op gets, and the partition behind it (for cpu_work_ns). */
+struct rt_view {
+    struct cupace_part_view v;
+    uint32_t id;
 };
 
 /*
@@ -96,8 +103,16 @@ struct cupace_rt {
     struct cupace_pipeline pl;
     struct cupace_dispatcher disp;
     struct cupace_pacer_instance *pacer;
-    const struct cupace_backend_ops *backend;
-    char backend_why[256];              /* why `auto` chose it */
+    const struct cupace_stages *stage_ops;
+    char backend_why[256];              /* why `auto` chose the stages it chose */
+    struct cupace_stage_run stages;
+    struct cupace_stage_host host;
+    int emulated;                       /* the built-in stages: a zero-length phase needs no call */
+    void **bufs;                        /* per partition, when the stages declared a buffer */
+    uint64_t stage_failures;            /* partitions failed by an op's error */
+    char stage_failure[512];            /* the first of them, with its reason */
+    unsigned gpu_ready;                 /* GPU workers past worker_setup */
+    char setup_error[512];              /* a worker_setup's failure: the run ends */
     struct cupace_run_opts opts;
     struct cupace_result *res;
 
@@ -173,8 +188,11 @@ static void wait_until(struct cupace_rt *rt, pthread_cond_t *cv, pthread_mutex_t
     pthread_cond_timedwait(cv, m, &ts);
 }
 
-int cupace_rt_sleep(struct cupace_rt *rt, uint64_t ns)
+/* ---- what the engine offers the stages (struct cupace_stage_host) ------- */
+
+static int host_sleep(void *ctx, uint64_t ns)
 {
+    struct cupace_rt *rt = ctx;
     uint64_t deadline;
     int rc = 0;
 
@@ -189,19 +207,25 @@ int cupace_rt_sleep(struct cupace_rt *rt, uint64_t ns)
     return rc;
 }
 
-static int emulated_phase(struct cupace_rt *rt, unsigned device, enum cupace_phase phase,
-                          uint32_t part, uint64_t ns)
+static int host_cancelled(void *ctx)
 {
-    (void)device;
-    (void)phase;
-    (void)part;
-    return cupace_rt_sleep(rt, ns);
+    struct cupace_rt *rt = ctx;
+
+    return __atomic_load_n(&rt->sleep_cancel, __ATOMIC_ACQUIRE);
 }
 
-const struct cupace_backend_ops cupace_backend_emulated = {
-    .name = "emulated",
-    .run_phase = emulated_phase,
-};
+static int synth_work(struct cupace_rt *rt, uint32_t id, uint64_t ns);
+
+static int host_cpu_work(void *ctx, const struct cupace_part_view *v, uint64_t ns)
+{
+    struct cupace_rt *rt = ctx;
+    int rc;
+
+    pthread_mutex_lock(&rt->lock);
+    rc = synth_work(rt, ((const struct rt_view *)v)->id, ns);
+    pthread_mutex_unlock(&rt->lock);
+    return rc;
+}
 
 /* ---- crews (see struct rt_crew) ------------------------------------------ */
 
@@ -322,33 +346,29 @@ static void on_event(void *ctx, uint64_t now)
 
 /* ---- synthesis --------------------------------------------------------- */
 
-static void synth_ended(void *ctx, uint32_t id, int rc)
-{
-    struct cupace_rt *rt = ctx;
-
-    rt->synth_finished[id] = 1;
-    if (rc == 0)
-        crew_hand_on(&rt->gpu_crew);
-}
-
-/* Ends every synthesis whose work is done by now; called with the lock. */
+/* Marks every synthesis whose CPU work is done by now; with the lock. */
 static void synth_collect(struct cupace_rt *rt, uint64_t now)
 {
-    if (cupace_pipeline_synth_collect(&rt->pl, &rt->ps, now, 0, synth_ended, rt) && rt->ps_waiters)
+    uint32_t id;
+    int any = 0;
+
+    while (cupace_ps_pop_due(&rt->ps, now, &id) == 0) {
+        rt->synth_finished[id] = 1;
+        any = 1;
+    }
+    if (any && rt->ps_waiters)
         pthread_cond_broadcast(&rt->synth_cv);
 }
 
-/* One synthesis, from its thread's start to its end; with the lock held. */
-static void synth_run(struct cupace_rt *rt, uint32_t id)
+/* ns of full-speed CPU work of synthesis id, sharing cpu_slots with the
+ * others (ps.h); with the lock.  0, or -1 if the run was cancelled. */
+static int synth_work(struct cupace_rt *rt, uint32_t id, uint64_t ns)
 {
-    if (rt->cancelled) {
-        cupace_pipeline_abort(&rt->pl, rt_now(rt), id, 0);
-        return;
-    }
-    if (cupace_ps_add(&rt->ps, rt_now(rt), id, rt->pl.parts[id].synth_drawn_ns) < 0) {
-        cupace_pipeline_abort(&rt->pl, rt_now(rt), id, 0);   /* cannot happen: slots bound it */
-        return;
-    }
+    if (rt->cancelled)
+        return -1;
+    rt->synth_finished[id] = 0;
+    if (cupace_ps_add(&rt->ps, rt_now(rt), id, ns) < 0)
+        return -1;                      /* cannot happen: the slots bound it */
     if (rt->ps_waiters)
         pthread_cond_broadcast(&rt->synth_cv);     /* the others' deadlines moved */
     while (!rt->synth_finished[id] && !rt->cancelled) {
@@ -359,8 +379,86 @@ static void synth_run(struct cupace_rt *rt, uint32_t id)
             rt->ps_waiters--;
         }
     }
-    if (!rt->synth_finished[id])
-        cupace_pipeline_abort(&rt->pl, rt_now(rt), id, 0);
+    return rt->synth_finished[id] ? 0 : -1;
+}
+
+/* ---- calling the stages ------------------------------------------------- */
+
+static void free_buf(struct cupace_rt *rt, uint32_t id)
+{
+    if (rt->bufs) {
+        free(rt->bufs[id]);
+        rt->bufs[id] = NULL;
+    }
+}
+
+/* The partition failed or was cancelled where it is: accounted failed. */
+static void fail_part(struct cupace_rt *rt, struct rt_worker *wk, uint32_t id)
+{
+    cupace_pipeline_abort(&rt->pl, rt_now(rt), id, wk->device);
+    free_buf(rt, id);
+}
+
+static void record_failure(struct cupace_rt *rt, uint32_t id, const char *op, const char *why)
+{
+    const struct cupace_part *p = &rt->pl.parts[id];
+
+    if (rt->stage_failures++ == 0)
+        snprintf(rt->stage_failure, sizeof rt->stage_failure, "job %u partition %u: %s: %s",
+                 p->job, id - rt->pl.jobs[p->job].first, op, why[0] ? why : "no reason given");
+}
+
+/* Runs op (NULL: an optional op the stages lack) on partition id with the
+ * lock let go; with the lock held before and after.  0, or -1 when the op
+ * failed or the run was cancelled: the partition is then accounted failed. */
+static int call_op(struct cupace_rt *rt, struct rt_worker *wk, cupace_stage_op op,
+                   const char *name, uint32_t id, uint64_t model_ns)
+{
+    const struct cupace_part *p = &rt->pl.parts[id];
+    struct rt_view rv;
+    char why[256] = "";
+    int rc = 0;
+
+    if (op && !(rt->emulated && model_ns == 0)) {  /* nothing to act out: keep the lock */
+        rv.id = id;
+        rv.v = (struct cupace_part_view){
+            .size = sizeof rv.v, .index = id - rt->pl.jobs[p->job].first, .job = p->job,
+            .partitions = rt->pl.jobs[p->job].count, .worker = wk->index, .device = wk->device,
+            .buf = rt->bufs ? rt->bufs[id] : NULL,
+            .buf_bytes = rt->bufs ? rt->stages.info.buffer_bytes : 0,
+            .worker_state = wk->stage_state, .model_ns = model_ns, .host = &rt->host,
+        };
+        pthread_mutex_unlock(&rt->lock);
+        rc = op(rt->stages.state, &rv.v, why, sizeof why);
+        pthread_mutex_lock(&rt->lock);
+        why[sizeof why - 1] = '\0';
+        if (rc != 0 && !rt->cancelled)
+            record_failure(rt, id, name, why);
+    }
+    if (rc != 0 || rt->cancelled) {
+        fail_part(rt, wk, id);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- synthesis --------------------------------------------------------- */
+
+/* One synthesis, from its thread's start to its end; with the lock held. */
+static void synth_part(struct cupace_rt *rt, struct rt_worker *wk, uint32_t id)
+{
+    if (rt->bufs && !(rt->bufs[id] = malloc(rt->stages.info.buffer_bytes))) {
+        record_failure(rt, id, "synthesize", "out of memory for its buffer");
+        fail_part(rt, wk, id);
+        return;
+    }
+    if (call_op(rt, wk, rt->stages.ops->synthesize, "synthesize", id,
+                rt->pl.parts[id].synth_drawn_ns) < 0)
+        return;
+    if (cupace_pipeline_synth_end(&rt->pl, rt_now(rt), id) == 0)
+        crew_hand_on(&rt->gpu_crew);
+    else
+        free_buf(rt, id);               /* the model's failure draw */
 }
 
 static void *synth_thread(void *arg)
@@ -384,7 +482,7 @@ static void *synth_thread(void *arg)
         crew_busy(crew);
         if (rt->sq_head != rt->sq_tail)
             crew_hand_on(crew);         /* more left behind: the next member */
-        synth_run(rt, id);
+        synth_part(rt, wk, id);
         crew_done(crew);
     }
     pthread_mutex_unlock(&rt->lock);
@@ -392,20 +490,6 @@ static void *synth_thread(void *arg)
 }
 
 /* ---- GPU workers ------------------------------------------------------- */
-
-/* Runs a phase without the lock; returns -1 if cancelled. */
-static int phase(struct cupace_rt *rt, unsigned device, enum cupace_phase ph, uint32_t id,
-                 uint64_t ns)
-{
-    int rc;
-
-    if (ns == 0 && rt->backend == &cupace_backend_emulated)
-        return rt->cancelled ? -1 : 0;  /* nothing to act out: keep the lock */
-    pthread_mutex_unlock(&rt->lock);
-    rc = rt->backend->run_phase(rt, device, ph, id, ns);
-    pthread_mutex_lock(&rt->lock);
-    return rc < 0 || rt->cancelled ? -1 : 0;
-}
 
 static int lock_device(struct cupace_rt *rt, struct rt_device *d)
 {
@@ -422,38 +506,79 @@ static void unlock_device(struct rt_device *d)
     pthread_cond_broadcast(&d->cv);
 }
 
-/* One partition through prep, kernel and epilogue; with the lock held. */
-static void gpu_process(struct cupace_rt *rt, unsigned dev, uint32_t id)
+/* One partition through prep, kernel and epilogue; with the lock held.
+ * The kernel's time inside the device lock, measured, is what
+ * gpu_device_ns_total counts. */
+static void gpu_process(struct cupace_rt *rt, struct rt_worker *wk, uint32_t id)
 {
-    const struct cupace_workload *w = &rt->cfg.workload;
+    const struct cupace_stages *ops = rt->stages.ops;
+    unsigned dev = wk->device;
+    int exclusive = rt->cfg.workload.gpu_exclusive;
     struct rt_device *d = &rt->devices[dev];
-    uint64_t prep = cupace_pipeline_prep_ns(&rt->pl, rt_now(rt), id), k, e;
-    int failed;
+    uint64_t prep = cupace_pipeline_prep_ns(&rt->pl, rt_now(rt), id), k, t, e;
+    int rc;
 
-    if (phase(rt, dev, CUPACE_PHASE_PREP, id, prep) < 0)
-        goto cancel;
-    if (w->gpu_exclusive && lock_device(rt, d) < 0)
-        goto cancel;
-    k = cupace_pipeline_kernel_ns(&rt->pl, rt_now(rt), id, dev);
-    cupace_pipeline_kernel_start(&rt->pl, rt_now(rt), id, dev, prep, k);
-    if (phase(rt, dev, CUPACE_PHASE_KERNEL, id, k) < 0) {
-        if (w->gpu_exclusive)
-            unlock_device(d);
-        goto cancel;
-    }
-    failed = cupace_pipeline_kernel_end(&rt->pl, rt_now(rt), id, dev);
-    if (w->gpu_exclusive)
-        unlock_device(d);
-    if (failed)
+    if (call_op(rt, wk, ops->prep, "prep", id, prep) < 0)
         return;
+    if (exclusive && lock_device(rt, d) < 0) {
+        fail_part(rt, wk, id);
+        return;
+    }
+    k = cupace_pipeline_kernel_ns(&rt->pl, rt_now(rt), id, dev);
+    t = rt_now(rt);
+    cupace_pipeline_kernel_start(&rt->pl, t, id, dev, prep, k);
+    rc = call_op(rt, wk, ops->kernel, "kernel", id, k);
+    if (rc == 0)
+        rt->pl.parts[id].kernel_ns = rt_now(rt) - t;
+    if (exclusive)
+        unlock_device(d);
+    if (rc < 0)
+        return;
+    if (cupace_pipeline_kernel_end(&rt->pl, rt_now(rt), id, dev) < 0) {
+        free_buf(rt, id);               /* the model's failure draw */
+        return;
+    }
     e = cupace_pipeline_epilogue_ns(&rt->pl, rt_now(rt), id);
-    if (phase(rt, dev, CUPACE_PHASE_EPILOGUE, id, e) < 0)
-        goto cancel;
+    if (call_op(rt, wk, ops->epilogue, "epilogue", id, e) < 0)
+        return;
     /* the finalizer: time before the completion, inside the lock */
     cupace_pipeline_gpu_done(&rt->pl, rt_now(rt), id, dev, e);
-    return;
-cancel:
-    cupace_pipeline_abort(&rt->pl, rt_now(rt), id, dev);
+    free_buf(rt, id);
+}
+
+static void cancel_locked(struct cupace_rt *rt);
+
+/* The stages' worker_setup on this worker's thread; with the lock.  The
+ * dispatcher waits for every worker to be past it. */
+static void worker_setup(struct cupace_rt *rt, struct rt_worker *wk)
+{
+    char why[256] = "";
+    int rc = 0;
+
+    if (rt->stages.ops->worker_setup) {
+        pthread_mutex_unlock(&rt->lock);
+        rc = rt->stages.ops->worker_setup(rt->stages.state, wk->device, wk->index, &wk->stage_state,
+                                          why, sizeof why);
+        pthread_mutex_lock(&rt->lock);
+        why[sizeof why - 1] = '\0';
+    }
+    if (rc != 0 && !rt->setup_error[0]) {
+        snprintf(rt->setup_error, sizeof rt->setup_error, "stages '%s': worker_setup of GPU worker "
+                 "%u (device %u) failed: %s", rt->stages.ops->name, wk->index, wk->device,
+                 why[0] ? why : "no reason given");
+        cancel_locked(rt);
+    }
+    rt->gpu_ready++;
+    pthread_cond_broadcast(&rt->dispatcher_cv);
+}
+
+static void worker_teardown(struct cupace_rt *rt, struct rt_worker *wk)
+{
+    if (!rt->stages.ops->worker_teardown)
+        return;
+    pthread_mutex_unlock(&rt->lock);
+    rt->stages.ops->worker_teardown(rt->stages.state, wk->stage_state);
+    pthread_mutex_lock(&rt->lock);
 }
 
 static void *gpu_thread(void *arg)
@@ -463,6 +588,7 @@ static void *gpu_thread(void *arg)
     struct rt_crew *crew = &rt->gpu_crew;
 
     pthread_mutex_lock(&rt->lock);
+    worker_setup(rt, wk);
     crew_wait(rt, crew, wk->index);    /* idle from the start */
     for (;;) {
         uint32_t id;
@@ -479,9 +605,10 @@ static void *gpu_thread(void *arg)
         crew_busy(crew);
         if (rt->pl.waiting > 0)
             crew_hand_on(crew);         /* more left behind: the next member */
-        gpu_process(rt, wk->device, id);
+        gpu_process(rt, wk, id);
         crew_done(crew);
     }
+    worker_teardown(rt, wk);
     pthread_mutex_unlock(&rt->lock);
     return NULL;
 }
@@ -676,13 +803,22 @@ static int scale_config(struct cupace_config *dst, const struct cupace_config *s
     return 0;
 }
 
-/* backend = auto | cuda | emulated; why `auto` chose what it chose is kept
- * for the caller to tell. */
+/* backend = auto | cuda | emulated: the stages; why `auto` chose what it
+ * chose is kept for the caller to tell. */
 static int choose_backend(struct cupace_rt *rt, const struct cupace_config *cfg,
                           struct cupace_err *err)
 {
     char why[256] = "this cupace was built without CUDA";
     int n = -1;
+
+    if (rt->opts.stages) {
+        if (cupace_stages_validate(rt->opts.stages, 0, why, sizeof why) < 0)
+            return cupace_err_set(err, "stages '%s': %s", rt->opts.stages->name ?
+                                  rt->opts.stages->name : "(unnamed)", why);
+        rt->stage_ops = rt->opts.stages;
+        snprintf(rt->backend_why, sizeof rt->backend_why, "given by the caller");
+        return 0;
+    }
 
 #ifdef HAVE_CUDA
     n = cupace_cuda_probe(why, sizeof why);
@@ -694,7 +830,7 @@ static int choose_backend(struct cupace_rt *rt, const struct cupace_config *cfg,
                               "workers are not built yet; use backend = emulated", cfg->path, n,
                               n == 1 ? "" : "s");
     }
-    rt->backend = &cupace_backend_emulated;
+    rt->stage_ops = &cupace_stages_emulated;
     snprintf(rt->backend_why, sizeof rt->backend_why, "%s",
              n > 0 ? "the CUDA workers are not built yet" : why);
     return 0;
@@ -725,6 +861,10 @@ static int rt_init(struct cupace_rt *rt, const struct cupace_config *cfg, struct
     rt->log = malloc(rt->caplog * sizeof *rt->log);
     if (!rt->log)
         return cupace_err_set(err, "%s: out of memory", cfg->path);
+    rt->host = (struct cupace_stage_host){
+        .size = sizeof rt->host, .ctx = rt, .sleep_ns = host_sleep, .cpu_work_ns = host_cpu_work,
+        .cancelled = host_cancelled,
+    };
     pthread_mutex_init(&rt->lock, NULL);
     pthread_mutex_init(&rt->sleep_lock, NULL);
     cond_init_monotonic(&rt->dispatcher_cv);
@@ -757,6 +897,10 @@ static void rt_free(struct cupace_rt *rt)
     crew_free(&rt->gpu_crew);
     free(rt->gpu_workers);
     cupace_ps_free(&rt->ps);
+    if (rt->bufs)
+        for (uint32_t i = 0; i < rt->pl.nparts; i++)
+            free(rt->bufs[i]);          /* those cancelled while waiting */
+    free(rt->bufs);
     cupace_pipeline_free(&rt->pl);
     free(rt->cfg.workload.changes);
     free(rt->cfg.workload.trace_jobs);
@@ -802,6 +946,22 @@ static void join_threads(struct cupace_rt *rt)
         pthread_join(rt->gpu_workers[i].thread, NULL);
 }
 
+/* The stages' init, and the per-partition buffers they declare. */
+static int init_stages(struct cupace_rt *rt, struct cupace_err *err)
+{
+    char who[256];
+
+    snprintf(who, sizeof who, "stages '%s'", rt->stage_ops->name);
+    rt->emulated = rt->stage_ops == &cupace_stages_emulated;
+    if (cupace_stage_run_init(&rt->stages, rt->stage_ops, rt->opts.stage_params, &rt->host,
+                              rt->cfg.workload.partition_memory, who, err) < 0)
+        return -1;
+    if (rt->stages.info.buffer_bytes &&
+        !(rt->bufs = calloc(rt->pl.nparts ? rt->pl.nparts : 1, sizeof *rt->bufs)))
+        return cupace_err_set(err, "%s: out of memory", rt->cfg.path);
+    return 0;
+}
+
 /* ---- the run ------------------------------------------------------------- */
 
 struct cupace_rt *cupace_rt_create(const struct cupace_config *cfg,
@@ -816,9 +976,8 @@ struct cupace_rt *cupace_rt_create(const struct cupace_config *cfg,
     }
     rt->pacer = pacer;
     rt->opts = *opts;
-    if (choose_backend(rt, cfg, err) < 0 || rt_init(rt, cfg, err) < 0) {
-        rt_free(rt);
-        free(rt);
+    if (choose_backend(rt, cfg, err) < 0 || rt_init(rt, cfg, err) < 0 || init_stages(rt, err) < 0) {
+        cupace_rt_destroy(rt);
         return NULL;
     }
     return rt;
@@ -828,7 +987,7 @@ const char *cupace_rt_backend(const struct cupace_rt *rt, const char **why)
 {
     if (why)
         *why = rt->backend_why;
-    return rt->backend->name;
+    return rt->stage_ops->name;
 }
 
 int cupace_rt_run(struct cupace_rt *rt, struct cupace_result *res, struct cupace_err *err)
@@ -841,13 +1000,19 @@ int cupace_rt_run(struct cupace_rt *rt, struct cupace_result *res, struct cupace
     cupace_dispatcher_init(&rt->disp, &rt->pl, rt->pacer, res, rt->opts.record_series,
                            cupace_scale_ns(rt->opts.series_step_ns, rt->cfg.workload.time_scale));
     pthread_mutex_lock(&rt->lock);
+    rt->t0 = mono_ns();             /* the threads read it only under the lock */
     if (start_threads(rt, err) == 0) {
-        rt->t0 = mono_ns();         /* the threads read it only under the lock */
-        dispatch_loop(rt);
+        while (rt->gpu_ready < rt->pl.nworkers)     /* past the stages' worker_setup */
+            pthread_cond_wait(&rt->dispatcher_cv, &rt->lock);
+        rt->t0 = mono_ns();
+        if (!rt->setup_error[0])
+            dispatch_loop(rt);
         rc = 0;
     }
     pthread_mutex_unlock(&rt->lock);
     join_threads(rt);
+    if (rc == 0 && rt->setup_error[0])
+        rc = cupace_err_set(err, "%s", rt->setup_error);
     if (rc == 0 && (rt->oom || rt->disp.oom))
         rc = cupace_err_set(err, "%s: out of memory during the run", rt->cfg.path);
     if (rc == 0) {
@@ -859,6 +1024,8 @@ int cupace_rt_run(struct cupace_rt *rt, struct cupace_result *res, struct cupace
         res->interrupted = rt->stopping || rt->cancelled;
         res->has_lateness = 1;
         res->lateness = cupace_quantiles(rt->lateness, rt->nlateness);
+        res->stage_failures = rt->stage_failures;
+        snprintf(res->stage_failure, sizeof res->stage_failure, "%s", rt->stage_failure);
     }
     return rc;
 }
@@ -867,6 +1034,8 @@ void cupace_rt_destroy(struct cupace_rt *rt)
 {
     if (!rt)
         return;
+    if (rt->stages.ops)
+        cupace_stage_run_fini(&rt->stages);
     rt_free(rt);
     free(rt);
 }

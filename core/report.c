@@ -199,6 +199,11 @@ static void json_run(FILE *fp, const struct cupace_result *r, int has_seed, uint
         fprintf(fp, ", \"stall_reason\": ");
         json_string(fp, r->stall_reason);
     }
+    if (r->stage_failures) {
+        fprintf(fp, ",\n      \"stage_failures\": %llu, \"first_stage_failure\": ",
+                (unsigned long long)r->stage_failures);
+        json_string(fp, r->stage_failure);
+    }
     fprintf(fp, ",\n      \"invariants_ok\": %s }", r->invariants_ok ? "true" : "false");
 }
 

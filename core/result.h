@@ -40,6 +40,8 @@ struct cupace_result {
     int stalled;
     char stall_reason[512];
     int interrupted;
+    uint64_t stage_failures;        /* partitions failed by a stage op's error (real time) */
+    char stage_failure[512];        /* the first of them: partition, op, reason */
     int has_lateness;
     struct cupace_quantiles lateness;
     uint64_t events;

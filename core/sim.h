@@ -9,6 +9,7 @@
 #include "error.h"
 #include "pacer_host.h"
 #include "result.h"
+#include "cupace/stage.h"
 
 /* What the real-time engine tells of its progress, every
  * progress_interval_ns and once at the end (final).  Pointers are valid
@@ -33,6 +34,10 @@ struct cupace_run_opts {
     void (*progress)(void *ctx, const struct cupace_rt_progress *p);
     void *progress_ctx;
     uint64_t progress_interval_ns;
+    /* real time only: the stages to run instead of those [engine] backend
+     * names (NULL: those), and the keys they read (NULL: none) */
+    const struct cupace_stages *stages;
+    const struct cupace_params *stage_params;
 };
 
 /* Runs the workload of cfg under the controller instance.  Returns 0 with
