@@ -29,7 +29,7 @@ static void run_item(struct seed_run *sr, size_t i)
     struct cupace_config cfg;
     struct cupace_pacer_path path;
     struct cupace_pacer_instance inst;
-    struct cupace_run_opts opts = { 0, 0 };
+    struct cupace_run_opts opts = { 0 };
     struct cupace_err err;
     int rc;
 
