@@ -52,10 +52,13 @@
 #define SYNTH_ALPHA 0.05
 
 struct lead_state {
-    double alpha;                   /* EMA gain of GPU times (synthesis: alpha / 2) */
+    double alpha;                   /* EMA gain of GPU times, per device's completion */
     double z;                       /* safety stock, in standard deviations */
     /* GPU */
-    double proc_ns, dev_ns, dev_var;
+    double proc_ns, dev_ns;
+    double batch_var;               /* spread of device time, from batch means (below) */
+    uint64_t batch_done, batch_ns;  /* the batch being gathered */
+    double batch_mean;
     int have_gpu, overlap, app_limited, gpu_started;
     uint64_t t_gpu0, last_done, last_gpu_ns, last_dev_ns;
     /* synthesis */
@@ -86,11 +89,18 @@ static int lead_init(void *state, const struct cupace_params *p, char *err, size
     return 0;
 }
 
-/* One sample of the GPU times from the completions since the last. */
+/* One sample of the GPU times from the completions since the last.  With
+ * D devices completions come D times as often and from devices of
+ * different speeds, so the gain is alpha / D: the same reaction in wall
+ * time, over a mix of devices.  The jitter of device time is measured on
+ * batches of one completion per worker, whose mix of devices is about the
+ * same each time: what varies from batch to batch is jitter, not which
+ * device finished (its variance times the batch size is a completion's). */
 static void sample_gpu(struct lead_state *st, const struct cupace_signals *s)
 {
     uint64_t n = s->gpu_done - st->last_done;
-    double p, k, d;
+    double a = st->alpha / (s->num_devices ? s->num_devices : 1);
+    double p, k;
 
     if (n == 0 || s->gpu_ns_total < st->last_gpu_ns || s->gpu_device_ns_total < st->last_dev_ns)
         return;
@@ -98,10 +108,18 @@ static void sample_gpu(struct lead_state *st, const struct cupace_signals *s)
     k = (double)(s->gpu_device_ns_total - st->last_dev_ns) / (double)n;
     /* app-limited: may raise the rate (a shorter P), never lower it */
     if (!(st->have_gpu && st->app_limited && p > st->proc_ns))
-        st->proc_ns = pace_ema(st->proc_ns, p, st->alpha, !st->have_gpu);
-    d = st->have_gpu ? k - st->dev_ns : 0;
-    st->dev_ns = pace_ema(st->dev_ns, k, st->alpha, !st->have_gpu);
-    st->dev_var = pace_ema(st->dev_var, d * d, st->alpha / 4, !st->have_gpu);
+        st->proc_ns = pace_ema(st->proc_ns, p, a, !st->have_gpu);
+    st->dev_ns = pace_ema(st->dev_ns, k, a, !st->have_gpu);
+    st->batch_done += n;
+    st->batch_ns += s->gpu_device_ns_total - st->last_dev_ns;
+    if (st->batch_done >= s->num_gpu_workers) {
+        double m = (double)st->batch_ns / (double)st->batch_done;
+        double d = st->batch_mean > 0 ? m - st->batch_mean : 0;
+        st->batch_var = pace_ema(st->batch_var, d * d * (double)st->batch_done, st->alpha / 4,
+                                 st->batch_mean == 0);
+        st->batch_mean = pace_ema(st->batch_mean, m, st->alpha, st->batch_mean == 0);
+        st->batch_done = st->batch_ns = 0;
+    }
     st->have_gpu = 1;
     st->app_limited = 0;
     st->last_done = s->gpu_done;
@@ -187,7 +205,7 @@ static uint64_t lead_interval(void *state, const struct cupace_signals *s)
     for (unsigned i = 0; i < st->nep; i++)
         if (st->ep_lead[i] < st->lead_ns)
             st->lead_ns = st->ep_lead[i];
-    cv2 = st->dev_var / (st->dev_ns * st->dev_ns);
+    cv2 = st->batch_var / (st->dev_ns * st->dev_ns);
     var = st->mu * sqrt(st->synth_var) * INV_SQRT_PI + st->mu * st->lead_ns * cv2;
     st->safety = st->z * sqrt(var);
     st->target = st->mu * st->lead_ns + st->safety;
