@@ -31,9 +31,15 @@
  *    memory.  The signals carry no CPU count, so it lowers a cap on the
  *    partitions in synthesis step by step while the synthesis time falls
  *    with it, and stops where it no longer does.
+ *
+ * Each departure has its key, so that the seed's controller is one config
+ * away and the README can show what each one buys: `bootstrap = seed`
+ * (dispatch `target`, then wait for the first completion), `projection =
+ * no` (the PI on today's queue depth) and `cpu_probe = no`.
  */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "pace_util.h"
 
@@ -57,6 +63,7 @@ struct proctime_state {
     double projected;           /* the projected queue depth, partitions */
     uint64_t last_interval;
     struct pace_cpu_probe probe;
+    int seed_bootstrap, projection, use_probe;  /* the departures' keys */
 };
 
 static int proctime_init(void *state, const struct cupace_params *p, char *err, size_t errlen)
@@ -67,6 +74,17 @@ static int proctime_init(void *state, const struct cupace_params *p, char *err, 
         pace_alpha_init(p, 0.2, &st->alpha, err, errlen) < 0 ||
         p->get_ns(p->ctx, "min_interval", 0, &st->min_ns) < 0 ||
         p->get_ns(p->ctx, "max_interval", 600000000000ULL, &st->max_ns) < 0)
+        return -1;
+    {
+        const char *b = p->get(p->ctx, "bootstrap");
+        if (b && strcmp(b, "fill") != 0 && strcmp(b, "seed") != 0) {
+            snprintf(err, errlen, "bootstrap must be fill or seed");
+            return -1;
+        }
+        st->seed_bootstrap = b && strcmp(b, "seed") == 0;
+    }
+    if (p->get_bool(p->ctx, "projection", 1, &st->projection) < 0 ||
+        p->get_bool(p->ctx, "cpu_probe", 1, &st->use_probe) < 0)
         return -1;
     if (st->min_ns > st->max_ns) {
         snprintf(err, errlen, "min_interval exceeds max_interval");
@@ -115,11 +133,14 @@ static double base_interval(const struct proctime_state *st, const struct cupace
     return base < 1.0 ? 1.0 : base;
 }
 
-/* waiting + in synthesis - GPU demand over one synthesis - its spread */
+/* waiting + in synthesis - GPU demand over one synthesis - its spread; with
+ * projection = no, the seed's signal: the queue depth of today */
 static double projected_depth(const struct proctime_state *st, const struct cupace_signals *s)
 {
     double lead = st->have_synth ? st->synth_lead_ns / base_interval(st, s) : 0;
 
+    if (!st->projection)
+        return (double)s->waiting;
     return (double)s->waiting + (double)s->in_synthesis - lead;
 }
 
@@ -149,9 +170,12 @@ static uint64_t proctime_interval(void *state, const struct cupace_signals *s)
     struct proctime_state *st = state;
     double e;
 
+    if (!st->have_proc && st->seed_bootstrap)      /* the seed: `target`, then wait */
+        return st->last_interval = (double)s->dispatched < st->pi.target || in_flight(s) == 0
+                                       ? st->min_ns : CUPACE_PACE_HOLD;
     if (!st->have_proc)
         return st->last_interval = st->min_ns;     /* bootstrap: fill (see above) */
-    if (pace_cpu_full(&st->probe, s))
+    if (st->use_probe && pace_cpu_full(&st->probe, s))
         return st->last_interval = CUPACE_PACE_HOLD;   /* the CPU is full (pace_util.h) */
     st->projected = projected_depth(st, s);
     e = pace_pi_error(&st->pi, st->projected);

@@ -419,6 +419,36 @@ START_TEST(controllers_refuse_bad_parameters)
 }
 END_TEST
 
+START_TEST(proctime_seed_keys_reproduce_the_seed)
+{
+    struct ctl c;
+    struct cupace_signals s;
+    uint64_t iv;
+
+    /* bootstrap = seed: `target` partitions, then nothing until a completion */
+    ctl_open(&c, "seed", "[pacer.seed]\nplugin = proctime\nbootstrap = seed\nprojection = no\n"
+                         "cpu_probe = no\ntarget = 4\n");
+    init_signals(&s, 2);
+    for (int i = 0; i < 4; i++) {
+        ck_assert_uint_eq(interval(&c, &s), 0);
+        s.dispatched++;
+        s.in_synthesis++;
+        update(&c, &s);
+    }
+    ck_assert_uint_eq(interval(&c, &s), CUPACE_PACE_HOLD);
+    /* projection = no: the PI sees today's queue: 50 in synthesis and an
+     * empty queue is "starving", whatever is on its way */
+    s.in_synthesis = 50;
+    s.gpu_busy_workers = 2;
+    steady(&c, &s, 50, 1.2e9, 30e9, 0);
+    iv = interval(&c, &s);
+    ck_assert_msg(iv < 0.6e9 * 0.8, "interval %.3f s on an empty queue", (double)iv / 1e9);
+    ck_assert_double_eq_tol(described(&c, "projected"), 0, 1e-9);
+    ctl_close(&c);
+    ck_assert(ctl_refused("proctime", "[pacer.proctime]\nbootstrap = later\n", "fill or seed"));
+}
+END_TEST
+
 /* ---- lead --------------------------------------------------------------- */
 
 /* STEPS completions, one every GAP ns, each with worker time PROC, kernel
@@ -632,6 +662,7 @@ int main(void)
     tcase_add_test(tc, window_holds_exactly_window_in_flight);
     tcase_add_test(tc, fixed_returns_its_interval);
     tcase_add_test(tc, controllers_refuse_bad_parameters);
+    tcase_add_test(tc, proctime_seed_keys_reproduce_the_seed);
     tcase_add_test(tc, lead_target_is_rate_times_lead);
     tcase_add_test(tc, lead_sees_overlapping_kernels);
     tcase_add_test(tc, lead_app_limited_samples_only_raise);
