@@ -268,13 +268,71 @@ static const char *suffix(const char *file)
 }
 
 static void plot_panel(FILE *gp, const char *ylabel, int column, double scale,
-                       const struct cupace_result *r, size_t n)
+                       const struct cupace_result *r, size_t n, const char *const *titles)
 {
     fprintf(gp, "set ylabel '%s'\nplot ", ylabel);
     for (size_t i = 0; i < n; i++)
-        fprintf(gp, "%s$d%zu using 1:($%d/%g) with steps title '%s'", i ? ", " : "", i, column,
-                scale, r[i].label);
+        fprintf(gp, "%s$d%zu using 1:($%d/%g) with steps lw 1.5 title '%s'", i ? ", " : "", i,
+                column, scale, titles[i]);
     fputc('\n', gp);
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+static double run_end(const struct cupace_result *r)
+{
+    double t = r->nseries ? r->series[r->nseries - 1].t_s : 0;
+
+    return r->makespan_s > t ? r->makespan_s : t;
+}
+
+/* Where the time axis ends: at the last run's end, except that runs more
+ * than twice as long as the median run are cut there, so that one slow
+ * controller does not squash the others into a corner. */
+static double time_axis_end(const struct cupace_result *r, size_t n)
+{
+    double *ends = malloc((n ? n : 1) * sizeof *ends), median, end = 0;
+
+    if (!ends)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        ends[i] = run_end(&r[i]);
+    qsort(ends, n, sizeof *ends, cmp_dbl);
+    median = n ? ends[n / 2] : 0;
+    for (size_t i = 0; i < n; i++)
+        if (ends[i] <= 2 * median && ends[i] > end)
+            end = ends[i];
+    free(ends);
+    return end * 1.02;
+}
+
+/* One run's series for gnuplot, with the GPU busy fraction (%) over the
+ * `window` seconds before each sample: device-busy time is cumulative in the
+ * samples, so the fraction is a difference, not a spike per kernel. */
+static void plot_data(FILE *gp, size_t i, const struct cupace_result *r, double window)
+{
+    size_t j = 0;
+    double nd = r->ndevices ? r->ndevices : 1;
+
+    fprintf(gp, "$d%zu << EOD\n", i);
+    for (size_t k = 0; k < r->nseries; k++) {
+        const struct cupace_sample *s = &r->series[k];
+        while (j + 1 < k && r->series[j + 1].t_s <= s->t_s - window)
+            j++;
+        fprintf(gp, "%.3f %u %u %u %llu ", s->t_s, s->waiting, s->in_synthesis, s->on_gpu,
+                (unsigned long long)s->mem_reserved);
+        if (s->t_s > r->series[j].t_s)
+            fprintf(gp, "%.2f\n", 100 * (s->busy_s - r->series[j].busy_s) /
+                                      (nd * (s->t_s - r->series[j].t_s)));
+        else
+            fprintf(gp, "?\n");
+    }
+    fprintf(gp, "EOD\n");
 }
 
 /* Starts gnuplot writing FILE (.png or .svg) at width x height; NULL with
@@ -302,6 +360,12 @@ static FILE *plot_open(const char *file, int width, int height, struct cupace_er
     fprintf(gp, "set terminal %s size %d,%d noenhanced\n",
             strcmp(sfx, "png") == 0 ? "pngcairo" : "svg", width, height);
     fprintf(gp, "set output '%s'\n", file);
+    /* dark, distinct colours: gnuplot's default yellow is hard to read */
+    fprintf(gp, "set linetype 1 lc rgb '#1b9e77'\nset linetype 2 lc rgb '#d95f02'\n"
+                "set linetype 3 lc rgb '#7570b3'\nset linetype 4 lc rgb '#e7298a'\n"
+                "set linetype 5 lc rgb '#66a61e'\nset linetype 6 lc rgb '#222222'\n"
+                "set linetype 7 lc rgb '#a6761d'\nset linetype 8 lc rgb '#1f78b4'\n"
+                "set linetype cycle 8\n");
     return gp;
 }
 
@@ -326,26 +390,43 @@ static const char *base_name(const char *path)
 int cupace_report_plot(const char *file, const struct cupace_report_meta *meta,
                        const struct cupace_result *r, size_t n, struct cupace_err *err)
 {
-    FILE *gp = plot_open(file, 1200, 1400, err);
+    double end = time_axis_end(r, n), window = end / 60 < 5 ? 5 : end / 60;
+    char (*titles)[192] = calloc(n ? n : 1, sizeof *titles);
+    const char **tp = calloc(n ? n : 1, sizeof *tp);
+    FILE *gp = titles && tp ? plot_open(file, 1200, 1400, err) : NULL;
 
-    if (!gp)
+    if (!gp) {
+        if (!titles || !tp)
+            cupace_err_set(err, "--plot %s: out of memory", file);
+        free(titles);
+        free(tp);
         return -1;
+    }
     for (size_t i = 0; i < n; i++) {
-        fprintf(gp, "$d%zu << EOD\n", i);
-        for (size_t k = 0; k < r[i].nseries; k++) {
-            const struct cupace_sample *s = &r[i].series[k];
-            fprintf(gp, "%.3f %u %u %u %llu\n", s->t_s, s->waiting, s->in_synthesis, s->on_gpu,
-                    (unsigned long long)s->mem_reserved);
-        }
-        fprintf(gp, "EOD\n");
+        if (run_end(&r[i]) > end)
+            snprintf(titles[i], sizeof titles[i], "%s (cut: runs to %.0f s)", r[i].label,
+                     run_end(&r[i]));
+        else
+            snprintf(titles[i], sizeof titles[i], "%s", r[i].label);
+        tp[i] = titles[i];
+        plot_data(gp, i, &r[i], window);
     }
     fprintf(gp, "set multiplot layout 4,1 title '%s (%s)'\nset key outside right\n"
-                "set xlabel 'time (s)'\nset grid\n", base_name(meta->config), meta->mode);
-    plot_panel(gp, "waiting (GPU queue)", 2, 1, r, n);
-    plot_panel(gp, "in synthesis", 3, 1, r, n);
-    plot_panel(gp, "on GPU", 4, 1, r, n);
-    plot_panel(gp, "memory reserved (GiB)", 5, GIB, r, n);
+                "set xlabel 'time (s)'\nset grid\nset xrange [0:%.3f]\n",
+            base_name(meta->config), meta->mode, end > 0 ? end : 1);
+    plot_panel(gp, "waiting (GPU queue)", 2, 1, r, n, tp);
+    plot_panel(gp, "in synthesis", 3, 1, r, n, tp);
+    fprintf(gp, "set yrange [0:105]\n");
+    {
+        char label[96];
+        snprintf(label, sizeof label, "GPU busy (%%, over %.0f s)", window);
+        plot_panel(gp, label, 6, 1, r, n, tp);
+    }
+    fprintf(gp, "set yrange [*:*]\n");
+    plot_panel(gp, "memory reserved (GiB)", 5, GIB, r, n, tp);
     fprintf(gp, "unset multiplot\n");
+    free(titles);
+    free(tp);
     return plot_close(gp, file, err);
 }
 
@@ -477,34 +558,61 @@ int cupace_report_seeds_csv(FILE *fp, const struct cupace_seeds_report *sr)
 
 /* The trade-off at a glance: memory over the Little's-law bound across,
  * makespan over the baseline's up, one point per controller with its 95%
- * whiskers both ways.  Good controllers sit low and left. */
+ * whiskers both ways.  Good controllers sit low and left.  A controller
+ * more than OFF_SCALE times slower than the baseline is drawn at the top
+ * edge with its figure, so that it does not squash the others. */
+#define OFF_SCALE 1.5
+
 int cupace_report_tradeoff_plot(const char *file, const struct cupace_report_meta *meta,
                                 const struct cupace_seeds_report *sr, struct cupace_err *err)
 {
     FILE *gp = plot_open(file, 1000, 700, err);
+    double ylo = 1, yhi = 1, top;
 
     if (!gp)
         return -1;
+    for (size_t p = 0; p < sr->npacers; p++) {
+        const struct cupace_ci *m = &sr->sum[p].makespan;
+        double lo = isnan(m->lo) ? m->mean : m->lo, hi = isnan(m->hi) ? m->mean : m->hi;
+        if (!isfinite(m->mean) || m->mean > OFF_SCALE)
+            continue;
+        if (lo < ylo)
+            ylo = lo;
+        if (hi > yhi)
+            yhi = hi;
+    }
+    top = yhi + 0.15 * (yhi - ylo) + 0.005;
     fprintf(gp, "set title '%s: %zu seeds, mean and 95%% interval'\n"
                 "set xlabel 'memory mean / bound (Little''s-law floor = 1)'\n"
                 "set ylabel 'makespan / %s'\nset grid\nset key outside right\n"
-                "set offsets graph 0.08, graph 0.08, graph 0.08, graph 0.08\n",
-            base_name(meta->config), sr->nseeds, sr->res[sr->baseline].label);
+                "set offsets graph 0.1, graph 0.1, 0, 0\nset yrange [%.6g:%.6g]\n",
+            base_name(meta->config), sr->nseeds, sr->res[sr->baseline].label,
+            ylo - 0.1 * (top - ylo) - 0.005, top + 0.05 * (top - ylo));
     for (size_t p = 0; p < sr->npacers; p++) {
         const struct cupace_seed_summary *s = &sr->sum[p];
-        double xl = isnan(s->mem_over_bound.lo) ? s->mem_over_bound.mean : s->mem_over_bound.lo;
-        double xh = isnan(s->mem_over_bound.hi) ? s->mem_over_bound.mean : s->mem_over_bound.hi;
-        double yl = isnan(s->makespan.lo) ? s->makespan.mean : s->makespan.lo;
-        double yh = isnan(s->makespan.hi) ? s->makespan.mean : s->makespan.hi;
-        fprintf(gp, "$d%zu << EOD\n%.6g %.6g %.6g %.6g %.6g %.6g\nEOD\n", p,
-                finite_or_zero(s->mem_over_bound.mean), finite_or_zero(s->makespan.mean),
-                finite_or_zero(xl), finite_or_zero(xh), finite_or_zero(yl), finite_or_zero(yh));
+        double x = finite_or_zero(s->mem_over_bound.mean), y = finite_or_zero(s->makespan.mean);
+        double xl = isnan(s->mem_over_bound.lo) ? x : s->mem_over_bound.lo;
+        double xh = isnan(s->mem_over_bound.hi) ? x : s->mem_over_bound.hi;
+        double yl = isnan(s->makespan.lo) ? y : s->makespan.lo;
+        double yh = isnan(s->makespan.hi) ? y : s->makespan.hi;
+        char label[160];
+
+        if (y > OFF_SCALE) {        /* off the scale: at the top edge, with its figure */
+            snprintf(label, sizeof label, " %s (%.2fx, off scale)", sr->res[p].label, y);
+            y = yl = yh = top;
+        } else {
+            snprintf(label, sizeof label, " %s", sr->res[p].label);
+        }
+        fprintf(gp, "$d%zu << EOD\n%.6g %.6g %.6g %.6g %.6g %.6g \"%s\"\nEOD\n", p, x, y,
+                finite_or_zero(xl), finite_or_zero(xh), finite_or_zero(yl), finite_or_zero(yh),
+                label);
     }
     fprintf(gp, "plot ");
     for (size_t p = 0; p < sr->npacers; p++)
-        fprintf(gp, "%s$d%zu using 1:2:3:4:5:6 with xyerrorbars lw 2 pt 7 ps 1.5 lc %zu title '%s', "
-                    "$d%zu using 1:2:(' %s') with labels left offset 1,1 tc lt %zu notitle",
-                p ? ", " : "", p, p + 1, sr->res[p].label, p, sr->res[p].label, p + 1);
+        fprintf(gp, "%s$d%zu using 1:2:3:4:5:6 with xyerrorbars lw 2 pt %zu ps 1.6 lt %zu "
+                    "title '%s', $d%zu using 1:2:7 with labels left offset 0.8,%s tc lt %zu notitle",
+                p ? ", " : "", p, 5 + 2 * (p % 4), p + 1, sr->res[p].label, p,
+                p % 2 ? "-0.9" : "0.9", p + 1);
     fputc('\n', gp);
     return plot_close(gp, file, err);
 }

@@ -57,6 +57,7 @@ void cupace_result_from_pipeline(struct cupace_result *res, const struct cupace_
     res->jobs_failed = pl->jobs_failed;
     res->makespan_s = span / 1e9;
     res->mem_budget = pl->mem_budget;
+    res->ndevices = pl->ndevices;
     res->waiting_max = pl->tw_waiting.max;
     res->in_synthesis_max = pl->tw_synth.max;
     res->mem_peak = pl->tw_mem.max;
@@ -120,6 +121,7 @@ int cupace_result_sample_pipeline(struct cupace_result *res, const struct cupace
         .on_gpu = (uint32_t)pl->gpu_busy,
         .mem_reserved = pl->mem_reserved,
         .interval_s = interval == CUPACE_PACE_HOLD ? NAN : (double)interval / 1e9,
+        .busy_s = (double)pl->busy_ns / 1e9,
     };
 
     return cupace_result_add_sample(res, &smp);

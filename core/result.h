@@ -16,6 +16,7 @@ struct cupace_sample {
     uint32_t waiting, in_synthesis, on_gpu;
     uint64_t mem_reserved;
     double interval_s;              /* NAN while the controller holds */
+    double busy_s;                  /* device-busy time so far, summed over devices */
 };
 
 struct cupace_quantiles {
@@ -45,6 +46,7 @@ struct cupace_result {
     int has_lateness;
     struct cupace_quantiles lateness;
     uint64_t events;
+    uint32_t ndevices;
     struct cupace_sample *series;
     size_t nseries, cap_series;
 };

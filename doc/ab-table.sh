@@ -1,0 +1,80 @@
+#!/bin/sh
+# ab-table.sh [CUPACE] -- the README's 20-seed tables and trade-off plot:
+# every shipped controller and the seed's own configuration against greedy
+# on every shipped scenario and on the seed's case, from `cupace ab --seeds`.
+#   CUPACE_PACER_PATH=build/plugins/.libs doc/ab-table.sh build/cupace
+# Writes the tables to stdout and doc/tradeoff.png (with gnuplot).
+set -eu
+cupace=${1:-cupace}
+here=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp)
+trap 'rm -f "$tmp" "$tmp.1" "$tmp.2"' EXIT
+seeds=20
+# the seed's controller, defined wherever a scenario does not define it
+seedset="--set pacer.seed.plugin=proctime --set pacer.seed.bootstrap=seed --set pacer.seed.projection=no
+ --set pacer.seed.cpu_probe=no --set pacer.seed.target=8 --set pacer.seed.kp=0.5 --set pacer.seed.ki=0.001"
+pacers="--pacer greedy --pacer lead --pacer proctime --pacer seed --pacer window --pacer intercompletion --pacer stale"
+
+row() {  # NAME: one line per scenario, makespan / p50 ratios and memory / bound per controller
+  awk -v name="$1" '
+    /"summary"/ { s = 1 }
+    s && /"pacer":/ { split($0, a, "\""); p = a[4]; order[++n] = p }
+    s && /"makespan_ratio"/ { v = $0; sub(/.*"mean": /, "", v); sub(/,.*/, "", v); mk[p] = v }
+    s && /"job_latency_p50_ratio"/ { v = $0; sub(/.*"mean": /, "", v); sub(/,.*/, "", v); lat[p] = v }
+    s && /"memory_mean_over_bound"/ { v = $0; sub(/.*"mean": /, "", v); sub(/,.*/, "", v); mb[p] = v }
+    END {
+      printf "| %s |", name
+      for (i = 1; i <= n; i++) printf " %.3f / %.3f / %.2f |", mk[order[i]], lat[order[i]], mb[order[i]]
+      printf "\n"
+    }' "$tmp"
+}
+
+echo "Each cell: makespan / job latency p50 (mean ratios to greedy over $seeds paired seeds) / mean memory over bound_bytes."
+echo
+echo "| scenario | greedy | lead | proctime | seed | window | intercompletion | stale |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+for f in "$here"/conf/cupace.ini "$here"/conf/scenarios/*.ini; do
+  # shellcheck disable=SC2086
+  "$cupace" ab "$f" -q --seeds $seeds --baseline greedy $pacers $seedset --json "$tmp" || true
+  row "$(basename "$f")"
+done
+# shellcheck disable=SC2086
+"$cupace" ab "$here/conf/scenarios/two-worker-seed.ini" -q --seeds $seeds --baseline greedy $pacers \
+  $seedset --set workload.jobs=400 --json "$tmp" || true
+row "the seed's case (two-worker-seed.ini, 400 jobs)"
+
+echo
+echo "What each of proctime's departures from the seed buys (cupace.ini and the seed's case, $seeds seeds):"
+echo
+echo "| controller | cupace.ini | the seed's case |"
+echo "| --- | --- | --- |"
+dep="--pacer greedy --pacer seed --pacer seed-fill --pacer seed-projection --pacer seed-fill-projection --pacer proctime"
+depset="$seedset --set pacer.seed-fill.plugin=proctime --set pacer.seed-fill.projection=no
+ --set pacer.seed-fill.cpu_probe=no --set pacer.seed-projection.plugin=proctime
+ --set pacer.seed-projection.bootstrap=seed --set pacer.seed-projection.cpu_probe=no
+ --set pacer.seed-fill-projection.plugin=proctime --set pacer.seed-fill-projection.cpu_probe=no"
+i=0
+for c in "$here/conf/cupace.ini" "$here/conf/scenarios/two-worker-seed.ini --set workload.jobs=400"; do
+  i=$((i + 1))
+  # shellcheck disable=SC2086
+  "$cupace" ab $c -q --seeds $seeds --baseline greedy $dep $depset --json "$tmp.$i" || true
+done
+for p in seed seed-fill seed-projection seed-fill-projection proctime; do
+  printf '| %s |' "$p"
+  for t in "$tmp.1" "$tmp.2"; do
+    awk -v want="$p" '
+      /"summary"/ { s = 1 }
+      s && /"pacer":/ { split($0, a, "\""); p = a[4] }
+      s && p == want && /"makespan_ratio"/ { v = $0; sub(/.*"mean": /, "", v); sub(/,.*/, "", v); mk = v }
+      s && p == want && /"memory_mean_over_bound"/ { v = $0; sub(/.*"mean": /, "", v); sub(/,.*/, "", v); mb = v }
+      END { printf " %.3f / %.2f |", mk, mb }' "$t"
+  done
+  echo
+done
+rm -f "$tmp.1" "$tmp.2"
+
+if command -v gnuplot >/dev/null 2>&1; then
+  # shellcheck disable=SC2086
+  "$cupace" ab "$here/conf/cupace.ini" -q --seeds $seeds --baseline greedy $pacers $seedset \
+    --plot "$here/doc/tradeoff.png"
+fi
