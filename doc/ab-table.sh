@@ -73,6 +73,37 @@ for p in seed seed-fill seed-projection seed-fill-projection proctime; do
 done
 rm -f "$tmp.1" "$tmp.2"
 
+echo
+echo "Held-out workloads (--set on cupace.ini, $seeds seeds; makespan / p50 / memory over bound):"
+echo
+echo "| held-out workload | lead | proctime | window |"
+echo "| --- | --- | --- | --- |"
+heldout() {  # NAME SETTINGS...
+  name=$1
+  shift
+  sets=
+  for s in "$@"; do sets="$sets --set $s"; done
+  # shellcheck disable=SC2086
+  "$cupace" ab "$here/conf/cupace.ini" -q --seeds $seeds --baseline greedy --pacer greedy \
+    --pacer lead --pacer proctime --pacer window $sets --json "$tmp" || true
+  row "$name" | sed 's/| [0-9.]* \/ [0-9.]* \/ [0-9.]* |/|/'   # greedy's column dropped
+}
+heldout "CPU surplus: synthesis 20 s cv 0.3, kernel 1.5 s, 24 CPUs" workload.synth_time=20s \
+  workload.synth_cv=0.3 workload.gpu_kernel=1.5s workload.cpu_slots=24 engine.synth_workers=30
+heldout "2 devices x 3 workers, shared kernels, contention 1.3" engine.devices=2 \
+  engine.workers_per_device=3 workload.gpu_exclusive=no workload.contention=1.3 \
+  workload.synth_cv=0.25 engine.memory_budget=600GiB engine.synth_workers=40 workload.cpu_slots=40 \
+  workload.jobs=40
+heldout "Poisson every 40 s, gamma synthesis, GPU cv 0.2" workload.arrival=poisson \
+  workload.interarrival=40s workload.jobs=60 workload.gpu_cv=0.2 workload.synth_dist=gamma
+heldout "bursts of 3 jobs every 10 min, synthesis 45 s" workload.arrival=burst workload.burst_jobs=3 \
+  workload.burst_every=10m workload.jobs=24 workload.synth_time=45s workload.cpu_slots=30 \
+  engine.synth_workers=30
+heldout "one worker per device, kernel 4 s, prep 0.3 s" engine.workers_per_device=1 \
+  workload.gpu_prep=0.3s workload.gpu_kernel=4s workload.jobs=15
+heldout "budget-bound: 150 GiB, 3 devices" engine.devices=3 engine.memory_budget=150GiB \
+  workload.cpu_slots=36 engine.synth_workers=36 workload.jobs=30
+
 if command -v gnuplot >/dev/null 2>&1; then
   # shellcheck disable=SC2086
   "$cupace" ab "$here/conf/cupace.ini" -q --seeds $seeds --baseline greedy $pacers $seedset \
