@@ -1,8 +1,8 @@
 /*
  * conf.h -- the configuration: cupace.ini (DESIGN §4) as a validated struct.
  *
- * One loader serves `run`, `ab` and `check-config`: it parses the file with
- * inih, applies --set overrides, checks every cross-key rule and, for
+ * One loader serves `run`, `ab` and `check-config`: it parses the file
+ * (ini.c, lines of any length), applies --set overrides, checks every cross-key rule and, for
  * `arrival = trace`, reads the trace.  Unknown sections and keys are errors.
  * Every error names the file, the line and the key.  Keys of [pacer.LABEL]
  * sections are kept as text with their origins: the controller asks for them
@@ -20,6 +20,15 @@
 #include "error.h"
 
 #define CUPACE_MAX_DEVICES 64
+
+/* Limits of what the loader accepts, each refused with a message beyond it
+ * (never cut short): partitions in one run, and the bytes of a
+ * configuration file and of a trace, so that an input that never ends
+ * (a pipe fed forever) is refused instead of read until memory runs out.
+ * A line may be as long as its file. */
+#define CUPACE_MAX_PARTITIONS 100000000ULL
+#define CUPACE_CONFIG_MAX_BYTES (16ULL << 20)
+#define CUPACE_TRACE_MAX_BYTES (4ULL << 30)
 
 enum cupace_mode { CUPACE_MODE_SIM, CUPACE_MODE_REALTIME };
 enum cupace_backend { CUPACE_BACKEND_AUTO, CUPACE_BACKEND_CUDA, CUPACE_BACKEND_EMULATED };
@@ -47,6 +56,7 @@ struct cupace_pacer_section {
     char *label;
     char *plugin;
     struct cupace_origin at;
+    struct cupace_origin plugin_at;    /* where `plugin` was set (file NULL: not set) */
     struct cupace_kv *kv;
     size_t nkv;
 };

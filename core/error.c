@@ -20,7 +20,8 @@ int cupace_err_set(struct cupace_err *err, const char *fmt, ...)
 
 int cupace_err_prefix(struct cupace_err *err, const char *fmt, ...)
 {
-    char prefix[512], old[sizeof err->msg];
+    char prefix[4096], old[sizeof err->msg];
+    size_t n, m;
     va_list ap;
 
     if (!err)
@@ -29,6 +30,15 @@ int cupace_err_prefix(struct cupace_err *err, const char *fmt, ...)
     vsnprintf(prefix, sizeof prefix, fmt, ap);
     va_end(ap);
     memcpy(old, err->msg, sizeof old);
-    snprintf(err->msg, sizeof err->msg, "%.400s: %.600s", prefix, old);
+    /* the message is cut only past 8 KiB: keep the prefix, then what fits */
+    n = strlen(prefix);
+    memcpy(err->msg, prefix, n);
+    memcpy(err->msg + n, ": ", 2);
+    n += 2;
+    m = strlen(old);
+    if (m > sizeof err->msg - 1 - n)
+        m = sizeof err->msg - 1 - n;
+    memcpy(err->msg + n, old, m);
+    err->msg[n + m] = '\0';
     return -1;
 }

@@ -12,7 +12,7 @@
 #include <stddef.h>
 
 struct cupace_err {
-    char msg[1024];
+    char msg[8192];                 /* room for a path of PATH_MAX and the rest */
 };
 
 /* Formats into err->msg; returns -1 so that callers can `return cupace_err_set(...)`.

@@ -24,6 +24,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+_Static_assert(sizeof(((struct cupace_pacer_instance *)0)->label) > CUPACE_NAME_MAX &&
+               sizeof(((struct cupace_pacer_instance *)0)->plugin) > CUPACE_NAME_MAX,
+               "an instance holds any label and plugin name whole");
+
 #ifndef CUPACE_PACERDIR
 #define CUPACE_PACERDIR "/usr/local/lib/cupace"
 #endif
@@ -139,11 +143,12 @@ int cupace_pacer_find(const struct cupace_pacer_path *path, const char *name, ch
     char tried[768] = "";
 
     if (!cupace_is_identifier(name))
-        return cupace_err_set(err, "controller '%s': not a plain name ([A-Za-z0-9_-]+); "
+        return cupace_err_set(err, "controller '%s': not a plain name (" CUPACE_NAME_RULE "); "
                               "put its folder in [pacer] path or CUPACE_PACER_PATH instead of "
                               "naming a file", name);
     for (size_t i = 0; i < path->ndirs; i++) {
-        snprintf(file, len, "%s/%s.so", path->dirs[i], name);
+        if ((size_t)snprintf(file, len, "%s/%s.so", path->dirs[i], name) >= len)
+            continue;                   /* longer than any path the system can open */
         if (is_regular_file(file))
             return 0;
         if (strlen(tried) + strlen(path->dirs[i]) + 3 < sizeof tried)
@@ -335,7 +340,7 @@ int cupace_pacer_instance_create(struct cupace_pacer_instance *inst, struct cupa
 
     memset(inst, 0, sizeof *inst);
     if (!cupace_is_identifier(label))
-        return cupace_err_set(err, "controller '%s': not a plain name ([A-Za-z0-9_-]+)", label);
+        return cupace_err_set(err, "controller '%s': not a plain name (" CUPACE_NAME_RULE ")", label);
     plugin = cupace_config_plugin_of(cfg, label);
     snprintf(inst->label, sizeof inst->label, "%s", label);
     snprintf(inst->plugin, sizeof inst->plugin, "%s", plugin);

@@ -188,10 +188,12 @@ int cupace_parse_bool(const char *s, int *out, const char **why)
 
 int cupace_is_identifier(const char *s)
 {
+    size_t n = 0;
+
     if (!s || !*s)
         return 0;
-    for (; *s; s++)
-        if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-')
+    for (; *s; s++, n++)
+        if (n >= CUPACE_NAME_MAX || (!isalnum((unsigned char)*s) && *s != '_' && *s != '-'))
             return 0;
     return 1;
 }

@@ -18,7 +18,10 @@ int cupace_parse_u64(const char *s, uint64_t *out, const char **why);
 int cupace_parse_f64(const char *s, double *out, const char **why);
 int cupace_parse_bool(const char *s, int *out, const char **why);
 
-/* "[A-Za-z0-9_-]+": the only form a controller name or label may take. */
+/* The only form a controller name or label may take: 1 to CUPACE_NAME_MAX
+ * characters of [A-Za-z0-9_-].  Longer is refused, never cut. */
+#define CUPACE_NAME_MAX 64
+#define CUPACE_NAME_RULE "[A-Za-z0-9_-], 1 to 64 characters"
 int cupace_is_identifier(const char *s);
 
 /* Human forms for reports: "2.5s", "14GiB". */

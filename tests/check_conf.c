@@ -270,6 +270,174 @@ START_TEST(bad_traces_name_file_line_column)
 }
 END_TEST
 
+
+/* Regression (issue 8, bug 6): lines were cut at 198 characters, so a deep
+ * plugin path or 64 device speeds could not be written.  Lines of any
+ * length are read whole. */
+START_TEST(long_lines_are_read_whole)
+{
+    size_t n = 20000;
+    char *ini = malloc(n + 4096), *p = ini;
+    struct cupace_err err;
+    struct cupace_config *cfg;
+
+    p += sprintf(p, "; %0*d\n[engine]\ndevices = 64\n[pacer]\npath = /", 5000, 7);
+    for (int i = 0; i < 800; i++)
+        p += sprintf(p, "dir%d/", i);
+    p += sprintf(p, "end\n[workload]\ndevice_speed = ");
+    for (int i = 0; i < 64; i++)
+        p += sprintf(p, "%s%d.000000000000000", i ? ", " : "", i % 3 + 1);
+    p += sprintf(p, "\njobs = 3\n");
+    cfg = tu_config(ini, &err);
+    ck_assert_msg(cfg != NULL, "%s", err.msg);
+    ck_assert_uint_gt(strlen(cfg->pacer_path), 4096);
+    ck_assert_str_eq(cfg->pacer_path + strlen(cfg->pacer_path) - 4, "/end");
+    ck_assert_uint_eq(cfg->workload.ndevice_speed, 64);
+    ck_assert_double_eq(cfg->workload.device_speed[63], 1.0);
+    ck_assert_double_eq(cfg->workload.device_speed[62], 3.0);
+    ck_assert_uint_eq(cfg->workload.jobs, 3);
+    cupace_config_free(cfg);
+    free(ini);
+}
+END_TEST
+
+/* Regression (issue 8, bug 4): section names were cut at 49 characters,
+ * sending a long label's keys to a section never written.  Labels work up
+ * to 64 characters and are refused, whole, beyond. */
+START_TEST(labels_are_never_cut)
+{
+    char ini[1024], label[80];
+    struct cupace_err err;
+    struct cupace_config *cfg;
+
+    memset(label, 'a', 64);
+    label[64] = '\0';
+    snprintf(ini, sizeof ini, "[pacer]\nname = %s\n[pacer.%s]\nplugin = fixed\ninterval = 1s\n",
+             label, label);
+    cfg = tu_config(ini, &err);
+    ck_assert_msg(cfg != NULL, "%s", err.msg);
+    ck_assert_str_eq(cfg->sections[0].label, label);
+    ck_assert_str_eq(cupace_config_plugin_of(cfg, label), "fixed");
+    ck_assert_uint_eq(cfg->sections[0].nkv, 1);
+    cupace_config_free(cfg);
+    strcat(label, "b");
+    snprintf(ini, sizeof ini, "[pacer.%s]\nplugin = fixed\n", label);
+    expect_error(ini, "test.ini:1:", label, "1 to 64 characters");
+    snprintf(ini, sizeof ini, "[pacer]\nname = %s\n", label);
+    expect_error(ini, "test.ini:2:", "name", "1 to 64 characters");
+}
+END_TEST
+
+/* Regression (issue 8, bug 5): `plugin` set twice was accepted, the last
+ * winning.  A key set twice is an error everywhere; --set still overrides. */
+START_TEST(a_key_twice_is_refused_everywhere)
+{
+    struct cupace_err err;
+    const char *sets[] = { "pacer.x.plugin=window" };
+    struct cupace_config *cfg;
+
+    expect_error("[pacer.x]\nplugin = fixed\n\nplugin = window\n", "test.ini:4:", "plugin",
+                 "first on line 2");
+    expect_error("[pacer.x]\nplugin = fixed\n[pacer.x]\ninterval = 1s\ninterval = 2s\n",
+                 "test.ini:5:", "interval", "first on line 4");
+    expect_error("[workload]\njobs = 1\n[engine]\nseed = 1\n[workload]\njobs = 2\n",
+                 "test.ini:6:", "jobs", "first on line 2");
+    cfg = cupace_config_load(tu_write("o.ini", "[pacer.x]\nplugin = fixed\n"), sets, 1, &err);
+    ck_assert_msg(cfg != NULL, "%s", err.msg);
+    ck_assert_str_eq(cupace_config_plugin_of(cfg, "x"), "window");
+    cupace_config_free(cfg);
+}
+END_TEST
+
+START_TEST(syntax_errors_name_the_line)
+{
+    expect_error("[engine\nseed = 1\n", "test.ini:1:", "']'", NULL);
+    expect_error("[engine] seed = 1\n", "test.ini:1:", "after a section header", NULL);
+    expect_error("[engine]\n = 1\n", "test.ini:2:", "key", NULL);
+    expect_error("seed = 1\n", "test.ini:1:", "before any [section]", NULL);
+    expect_error("[engine]\nseed = 1\n\tdevices = 2\n", "test.ini:3:", "indented", NULL);
+    /* inline comments, blanks and a byte order mark are as libinih had them */
+    {
+        struct cupace_err err;
+        struct cupace_config *cfg = tu_config("\xEF\xBB\xBF[engine] ; c\nseed=7 ; note\n"
+                                              "# x\n[pacer]\npath = a;b\n", &err);
+
+        ck_assert_msg(cfg != NULL, "%s", err.msg);
+        ck_assert_uint_eq(cfg->engine.seed, 7);
+        ck_assert_str_eq(cfg->pacer_path, "a;b");
+        cupace_config_free(cfg);
+    }
+}
+END_TEST
+
+START_TEST(binary_input_is_refused)
+{
+    struct cupace_err err;
+    const char *path = tu_write("nul.ini", "[engine]\nseed = 1\n");
+    FILE *fp = fopen(path, "a");
+
+    fputs("devices = 1", fp);
+    fputc('\0', fp);
+    fputs("\n", fp);
+    fclose(fp);
+    ck_assert_ptr_null(cupace_config_load(path, NULL, 0, &err));
+    ck_assert_msg(strstr(err.msg, "nul.ini:3:") && strstr(err.msg, "NUL"), "%s", err.msg);
+}
+END_TEST
+
+/* Regression (issue 8, bug 3): a trace line longer than the reader's
+ * buffer was split into two jobs.  It is one row however long. */
+START_TEST(long_trace_lines_are_one_row)
+{
+    size_t n = 10000;
+    char *csv = malloc(n + 100), *p;
+    struct cupace_err err;
+    struct cupace_config *cfg;
+
+    sprintf(csv, "arrival,partitions\n%*s5s,2\n1s,3%*s\n", (int)n / 2, "", (int)n / 2, "");
+    tu_write("long.csv", csv);
+    cfg = tu_config("[workload]\narrival = trace\ntrace = long.csv\n", &err);
+    ck_assert_msg(cfg != NULL, "%s", err.msg);
+    ck_assert_uint_eq(cfg->workload.ntrace_jobs, 2);
+    ck_assert_uint_eq(cupace_workload_partitions(cfg), 5);
+    cupace_config_free(cfg);
+    p = csv + sprintf(csv, "arrival,partitions\n0,1\n1,");
+    memset(p, '9', n);
+    strcpy(p + n, "\n");
+    tu_write("long2.csv", csv);
+    expect_error("[workload]\narrival = trace\ntrace = long2.csv\n", "long2.csv:3:", "partitions",
+                 NULL);
+    free(csv);
+}
+END_TEST
+
+/* Regression (issue 8, bug 2): a trace written backwards took quadratic
+ * time to sort.  Order by arrival, equal arrivals in the order written. */
+START_TEST(backwards_traces_sort_stably)
+{
+    size_t rows = 5001;
+    char *csv = malloc(rows * 40 + 64), *p = csv;
+    struct cupace_err err;
+    struct cupace_config *cfg;
+
+    p += sprintf(p, "arrival,partitions\n");
+    for (size_t i = 0; i < rows; i++)   /* arrivals 2500s..0s, each twice, partitions tell the row */
+        p += sprintf(p, "%zus,%zu\n", (rows - i) / 2, i % 2 + 1);
+    tu_write("back.csv", csv);
+    cfg = tu_config("[workload]\narrival = trace\ntrace = back.csv\n", &err);
+    ck_assert_msg(cfg != NULL, "%s", err.msg);
+    ck_assert_uint_eq(cfg->workload.ntrace_jobs, rows);
+    for (size_t i = 1; i < rows; i++) {
+        const struct cupace_trace_job *a = &cfg->workload.trace_jobs[i - 1], *b = a + 1;
+        ck_assert_uint_le(a->arrival_ns, b->arrival_ns);
+        if (a->arrival_ns == b->arrival_ns)
+            ck_assert_uint_lt(a->partitions, b->partitions);   /* row order kept */
+    }
+    cupace_config_free(cfg);
+    free(csv);
+}
+END_TEST
+
 START_TEST(missing_file_is_named)
 {
     struct cupace_err err;
@@ -332,6 +500,13 @@ int main(void)
     tcase_add_test(bad, bad_pacer_labels);
     tcase_add_test(bad, bad_traces_name_file_line_column);
     tcase_add_test(bad, missing_file_is_named);
+    tcase_add_test(ok, long_lines_are_read_whole);
+    tcase_add_test(ok, labels_are_never_cut);
+    tcase_add_test(bad, a_key_twice_is_refused_everywhere);
+    tcase_add_test(bad, syntax_errors_name_the_line);
+    tcase_add_test(bad, binary_input_is_refused);
+    tcase_add_test(ok, long_trace_lines_are_one_row);
+    tcase_add_test(ok, backwards_traces_sort_stably);
     suite_add_tcase(s, ok);
     suite_add_tcase(s, bad);
     return tu_run(s);
