@@ -140,8 +140,8 @@ static int exit_code(const struct cupace_result *res, size_t n, int interrupted)
         if (res[i].stalled)
             fprintf(stderr, "cupace: %s\n", res[i].stall_reason);
         if (!res[i].invariants_ok)
-            fprintf(stderr, "cupace: %s: an invariant broke (partitions or memory do not add up)\n",
-                    res[i].label);
+            fprintf(stderr, "cupace: %s: the report cannot be trusted: %s\n", res[i].label,
+                    res[i].broken ? res[i].broken : "an invariant broke");
         if (res[i].failed)
             fprintf(stderr, "cupace: %s: %llu partitions failed (%llu jobs)\n", res[i].label,
                     (unsigned long long)res[i].failed, (unsigned long long)res[i].jobs_failed);

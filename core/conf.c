@@ -697,14 +697,16 @@ static int trace_row(char *line, const int *colmap, size_t ncols, struct cupace_
 
         switch (colmap[i]) {
         case COL_ARRIVAL:
-            if (cupace_parse_duration(v, &u, &why) == 0) {
-                job->arrival_ns = u;
-                break;
+            if (cupace_parse_duration(v, &u, &why) < 0) {
+                if (cupace_parse_f64(v, &sec, &why) < 0 || !(sec >= 0))
+                    return trace_fail(err, file, lineno, "column 'arrival': expected seconds "
+                                      "from the start or a duration, got '%s'", v);
+                u = cupace_ns_from_double(sec * 1e9);
             }
-            if (cupace_parse_f64(v, &sec, &why) < 0 || sec < 0 || sec > 1.8e10)
-                return trace_fail(err, file, lineno, "column 'arrival': expected seconds from "
-                                  "the start or a duration, got '%s'", v);
-            job->arrival_ns = (uint64_t)llround(sec * 1e9);
+            if (u > CUPACE_HORIZON_NS)
+                return trace_fail(err, file, lineno, "column 'arrival': '%s' is past cupace's "
+                                  "horizon of 2^62 ns (146 years)", v);
+            job->arrival_ns = u;
             break;
         case COL_PARTITIONS:
             if (cupace_parse_u64(v, &u, &why) < 0 || u < 1 || u > 1000000)
@@ -921,6 +923,88 @@ static int cross_fail(struct loader *ld, const char *section, const char *key, c
     return cupace_err_set(ld->err, "%s: [%s] %s: %s", o.file, section, key, reason);
 }
 
+/* ---- the horizon ------------------------------------------------------- */
+
+/* The largest value KEY takes: its own, or that of a change point. */
+static double largest(const struct cupace_workload *w, enum cupace_change_key key, double v)
+{
+    for (size_t i = 0; i < w->nchanges; i++) {
+        const struct cupace_change *c = &w->changes[i];
+        double x = key == CUPACE_CHANGE_CONTENTION ? c->value : (double)c->ns;
+
+        if (c->key == key && x > v)
+            v = x;
+    }
+    return v;
+}
+
+static double slowest_device(const struct cupace_workload *w, uint64_t devices)
+{
+    double s = 1e300;
+
+    for (uint64_t d = 0; d < devices; d++) {
+        if (w->device_speed[d] < s)
+            s = w->device_speed[d];
+        for (size_t i = 0; i < w->nchanges; i++)
+            if (w->changes[i].key == CUPACE_CHANGE_DEVICE_SPEED && w->changes[i].speed[d] < s)
+                s = w->changes[i].speed[d];
+    }
+    return s;
+}
+
+/* Refuses a workload whose worst case could pass the horizon of virtual
+ * time (checked.h): the last arrival, then every partition run one after
+ * another, each stage at its largest configured mean (kernels on the
+ * slowest device, contended).  Far above any real makespan, and it keeps
+ * every sum of times below 2^63.  Names the key that weighs most. */
+static int check_horizon(struct loader *ld)
+{
+    const struct cupace_workload *w = &ld->cfg->workload;
+    double n = (double)cupace_workload_partitions(ld->cfg), arrival = 0, synth, kernel, h;
+    double terms[5];
+    static const char *const names[5] = { "synth_time", "gpu_prep", "gpu_kernel", "gpu_epilogue",
+                                          NULL };
+    const char *key = "jobs";
+    char when[32];
+    size_t big = 4;
+
+    synth = largest(w, CUPACE_CHANGE_SYNTH_TIME, (double)w->synth_ns);
+    kernel = largest(w, CUPACE_CHANGE_GPU_KERNEL, (double)w->gpu_kernel_ns);
+    for (size_t i = 0; i < w->ntrace_jobs; i++) {
+        if ((double)w->trace_jobs[i].synth_ns > synth)
+            synth = (double)w->trace_jobs[i].synth_ns;
+        if ((double)w->trace_jobs[i].kernel_ns > kernel)
+            kernel = (double)w->trace_jobs[i].kernel_ns;
+    }
+    if (w->arrival == CUPACE_ARRIVAL_TRACE && w->ntrace_jobs)
+        arrival = (double)w->trace_jobs[w->ntrace_jobs - 1].arrival_ns;
+    else if (w->arrival == CUPACE_ARRIVAL_POISSON)
+        arrival = (double)(w->jobs - 1) * (double)w->interarrival_ns;
+    else if (w->arrival == CUPACE_ARRIVAL_BURST)
+        arrival = (double)((w->jobs - 1) / w->burst_jobs) * (double)w->burst_every_ns;
+    terms[0] = n * synth;
+    terms[1] = n * largest(w, CUPACE_CHANGE_GPU_PREP, (double)w->gpu_prep_ns);
+    terms[2] = n * kernel * largest(w, CUPACE_CHANGE_CONTENTION, w->contention > 1 ? w->contention : 1) /
+               slowest_device(w, ld->cfg->engine.devices);
+    terms[3] = n * largest(w, CUPACE_CHANGE_GPU_EPILOGUE, (double)w->gpu_epilogue_ns);
+    terms[4] = arrival;
+    h = terms[0] + terms[1] + terms[2] + terms[3] + terms[4];
+    if (h <= (double)CUPACE_HORIZON_NS)
+        return 0;
+    for (size_t i = 0; i < 4; i++)
+        if (terms[i] > terms[big])
+            big = i;
+    if (big < 4)
+        key = names[big];
+    else
+        key = w->arrival == CUPACE_ARRIVAL_TRACE ? "trace"
+            : w->arrival == CUPACE_ARRIVAL_POISSON ? "interarrival" : "burst_every";
+    snprintf(when, sizeof when, "%.3g years", h / 1e9 / 86400 / 365.25);
+    return cross_fail(ld, "workload", key, "this workload could take %s of virtual time (the last "
+                      "arrival, then its %.0f partitions one after another at their longest), "
+                      "past cupace's horizon of 2^62 ns (146 years); shorten it", when, n);
+}
+
 static int validate(struct loader *ld)
 {
     struct cupace_config *cfg = ld->cfg;
@@ -982,6 +1066,8 @@ static int validate(struct loader *ld)
         if (rc < 0)
             return -1;
     }
+    if (check_horizon(ld) < 0)
+        return -1;
     for (size_t i = 0; i < cfg->nsections; i++)
         if (!cfg->sections[i].plugin)
             cfg->sections[i].plugin = xstrdup(cfg->sections[i].label);

@@ -30,7 +30,11 @@ enum cupace_gate cupace_dispatcher_gate(struct cupace_dispatcher *d, uint64_t no
         d->held = 1;
         return CUPACE_GATE_HOLD;
     }
-    *due = d->any_dispatch ? cupace_sat_add(d->last_dispatch, iv) : 0;
+    *due = d->any_dispatch ? cupace_time_after(d->last_dispatch, iv) : 0;
+    if (*due > CUPACE_HORIZON_NS) {
+        d->held = 1;                /* it could never come due (checked.h): a hold */
+        return CUPACE_GATE_HOLD;
+    }
     return CUPACE_GATE_DUE;
 }
 

@@ -4,6 +4,7 @@
  */
 #include "config.h"
 #include "pipeline.h"
+#include "checked.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -112,7 +113,11 @@ static void account(struct cupace_pipeline *pl, uint64_t now)
 {
     uint64_t dt;
 
-    if (!pl->started || now <= pl->t_last)
+    if (!pl->started)
+        return;
+    if (now < pl->t_last)
+        pl->time_went_back = 1;     /* a driver's bug: the report will say so */
+    if (now <= pl->t_last)
         return;
     dt = now - pl->t_last;
     tw_advance(&pl->tw_waiting, pl->waiting, dt);
@@ -238,7 +243,7 @@ int cupace_pipeline_synth_end(struct cupace_pipeline *pl, uint64_t now, uint32_t
     }
     p->state = CUPACE_PART_WAITING;
     pl->synth_done++;
-    pl->synth_ns_total += now - p->t_stage;
+    pl->synth_ns_total = cupace_sat_add(pl->synth_ns_total, now - p->t_stage);
     pl->gpuq[pl->q_tail++] = id;
     pl->waiting++;
     notify(pl, now);
@@ -319,8 +324,8 @@ void cupace_pipeline_gpu_done(struct cupace_pipeline *pl, uint64_t now, uint32_t
     pl->gpu_busy--;
     pl->device_holders[device]--;
     /* time before done, so that a reader never sees a completion without it */
-    pl->gpu_ns_total += now - p->t_stage;
-    pl->gpu_device_ns_total += p->kernel_ns;
+    pl->gpu_ns_total = cupace_sat_add(pl->gpu_ns_total, now - p->t_stage);
+    pl->gpu_device_ns_total = cupace_sat_add(pl->gpu_device_ns_total, p->kernel_ns);
     pl->gpu_done++;
     pl->bound_byte_ns += (cupace_acc)(p->synth_drawn_ns + p->prep_ns) * pl->part_mem +
                          (cupace_acc)(p->kernel_ns + epilogue_ns) *

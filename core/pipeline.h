@@ -16,6 +16,9 @@
  *     partitions in synthesis, waiting and on the GPU hold
  *   in_synthesis <= synth slots, gpu_busy <= GPU workers
  *   every partition is in exactly one state; finished = gpu_done + failed
+ *   time never goes back (checked at the end: time_went_back)
+ * The cumulative totals of the signals (synth_ns_total, gpu_ns_total,
+ * gpu_device_ns_total) saturate at UINT64_MAX, over 584 years of work.
  *
  * Partitions are stored in job order, and jobs in arrival order, so the job
  * queue (oldest job first, then lowest partition) is the index range
@@ -104,6 +107,7 @@ struct cupace_pipeline {
 
     /* metrics */
     int started;
+    int time_went_back;             /* a transition came with an earlier now */
     uint64_t t_first, t_last, t_end;
     struct cupace_tw tw_waiting, tw_synth, tw_mem;
     cupace_acc busy_ns, starved_ns, bound_byte_ns;

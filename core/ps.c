@@ -3,6 +3,7 @@
  */
 #include "config.h"
 #include "ps.h"
+#include "checked.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -70,7 +71,7 @@ uint64_t cupace_ps_next(struct cupace_ps *ps, uint64_t now)
     left = ps->heap[0].tag - ps->vtime;
     if (left <= 0)
         return now;
-    return now + (uint64_t)ceil(left / rate(ps));
+    return cupace_time_after(now, cupace_ns_from_double(ceil(left / rate(ps))));
 }
 
 static uint32_t pop_min(struct cupace_ps *ps)

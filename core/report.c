@@ -204,7 +204,12 @@ static void json_run(FILE *fp, const struct cupace_result *r, int has_seed, uint
                 (unsigned long long)r->stage_failures);
         json_string(fp, r->stage_failure);
     }
-    fprintf(fp, ",\n      \"invariants_ok\": %s }", r->invariants_ok ? "true" : "false");
+    fprintf(fp, ",\n      \"invariants_ok\": %s", r->invariants_ok ? "true" : "false");
+    if (!r->invariants_ok && r->broken) {
+        fprintf(fp, ", \"broken\": ");
+        json_string(fp, r->broken);
+    }
+    fprintf(fp, " }");
 }
 
 int cupace_report_json(FILE *fp, const struct cupace_report_meta *meta,

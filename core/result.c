@@ -6,6 +6,7 @@
 #include "grow.h"
 #include "pacer_host.h"
 #include "pipeline.h"
+#include "checked.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -42,6 +43,9 @@ struct cupace_quantiles cupace_quantiles(double *v, size_t n)
     q.max = v[n - 1];
     return q;
 }
+
+static const char *report_check(const struct cupace_result *res,
+                                const struct cupace_pipeline *pl);
 
 void cupace_result_from_pipeline(struct cupace_result *res, const struct cupace_pipeline *pl)
 {
@@ -80,10 +84,40 @@ void cupace_result_from_pipeline(struct cupace_result *res, const struct cupace_
             free(lat);
         }
     }
-    res->invariants_ok = cupace_pipeline_sane_full(pl);
-    if (cupace_pipeline_finished(pl) == pl->nparts)
-        res->invariants_ok = res->invariants_ok && pl->mem_reserved == 0 &&
-                             pl->jobs_completed + pl->jobs_failed == pl->njobs;
+    res->broken = report_check(res, pl);
+    res->invariants_ok = res->broken == NULL;
+}
+
+/* Whether a mean exceeds its maximum beyond the rounding of the division. */
+static int above(double mean, double max)
+{
+    return mean > max * (1 + 1e-9) + 1e-9;
+}
+
+/* The end-of-run checks: the accounting (cupace_pipeline_sane_full) and
+ * what a report must satisfy to be true at all.  A wrapped time or a
+ * driver's slip shows as one of these.  Returns NULL, or what failed. */
+static const char *report_check(const struct cupace_result *res, const struct cupace_pipeline *pl)
+{
+    if (!cupace_pipeline_sane_full(pl))
+        return "partitions or memory do not add up";
+    if (pl->time_went_back)
+        return "time went backwards";
+    if (pl->t_end < pl->t_first || pl->t_end > CUPACE_HORIZON_NS)
+        return "the makespan is not a time of this run";
+    if (cupace_pipeline_finished(pl) < pl->nparts)
+        return NULL;                /* stalled or interrupted: the rest need an ended run */
+    if (pl->mem_reserved != 0 || pl->jobs_completed + pl->jobs_failed != pl->njobs)
+        return "memory or jobs left over at the end";
+    if (pl->jobs_arrived && pl->t_end < pl->jobs[pl->jobs_arrived - 1].arrival_ns)
+        return "the run ended before its last arrival";
+    if (above(res->waiting_mean, (double)res->waiting_max) ||
+        above(res->in_synthesis_mean, (double)res->in_synthesis_max) ||
+        above(res->mem_mean, (double)res->mem_peak))
+        return "a mean is above its maximum";
+    if (res->mem_peak > res->mem_budget)
+        return "the memory peak is above the budget";
+    return NULL;
 }
 
 void cupace_result_begin(struct cupace_result *res, const struct cupace_pacer_instance *pacer)
@@ -127,13 +161,21 @@ int cupace_result_sample_pipeline(struct cupace_result *res, const struct cupace
     return cupace_result_add_sample(res, &smp);
 }
 
+void cupace_result_beyond_horizon(struct cupace_result *res)
+{
+    res->invariants_ok = 0;
+    res->broken = "virtual time passed cupace's horizon of 2^62 ns (146 years), by a duration "
+                  "drawn far in its tail; the run was stopped there";
+}
+
 void cupace_result_stalled(struct cupace_result *res, const char *label, const char *plugin,
                            uint64_t now, const struct cupace_pipeline *pl)
 {
     res->stalled = 1;
     snprintf(res->stall_reason, sizeof res->stall_reason,
              "controller '%s' (%s) stalled the run at %.3fs: %llu partitions never dispatched, "
-             "%llu in flight; it held (CUPACE_PACE_HOLD) with nothing left to wait for",
+             "%llu in flight; it held (CUPACE_PACE_HOLD, or an interval past the horizon) with "
+             "nothing left to wait for",
              label, plugin, (double)now / 1e9,
              (unsigned long long)(pl->nparts - pl->dispatched),
              (unsigned long long)(pl->dispatched - cupace_pipeline_finished(pl)));

@@ -38,6 +38,7 @@ struct cupace_result {
     struct cupace_quantiles job_latency;
     char pacer_state[512];
     int invariants_ok;
+    const char *broken;             /* when !invariants_ok: which check failed (static text) */
     int stalled;
     char stall_reason[512];
     int interrupted;
@@ -70,6 +71,10 @@ int cupace_result_add_sample(struct cupace_result *res, const struct cupace_samp
  * (CUPACE_PACE_HOLD: held); -1 when out of memory. */
 int cupace_result_sample_pipeline(struct cupace_result *res, const struct cupace_pipeline *pl,
                                   uint64_t now, uint64_t interval);
+
+/* Marks the run as stopped at the horizon of virtual time (checked.h):
+ * a drawn duration, an arrival or a controller's interval passed it. */
+void cupace_result_beyond_horizon(struct cupace_result *res);
 
 /* Marks the run stalled by controller LABEL (PLUGIN) at now. */
 void cupace_result_stalled(struct cupace_result *res, const char *label, const char *plugin,

@@ -288,7 +288,7 @@ int cupace_simulate(const struct cupace_config *cfg, struct cupace_pacer_instanc
     struct sim s;
     struct cupace_event ev;
     uint64_t now = 0, events = 0;
-    int rc = 0;
+    int rc = 0, beyond = 0;
 
     memset(&s, 0, sizeof s);
     s.cfg = cfg;
@@ -303,6 +303,10 @@ int cupace_simulate(const struct cupace_config *cfg, struct cupace_pacer_instanc
     if (cupace_pipeline_next_arrival(&s.pl) != UINT64_MAX)
         push(&s, cupace_pipeline_next_arrival(&s.pl), EV_ARRIVAL, 0, 0);
     while (!s.oom && !s.disp.oom && cupace_heap_pop(&s.heap, &ev) == 0) {
+        if (ev.time > CUPACE_HORIZON_NS) {
+            beyond = 1;             /* a duration drawn past the horizon (checked.h) */
+            break;
+        }
         now = ev.time;
         events++;
         handle(&s, &ev);
@@ -311,10 +315,13 @@ int cupace_simulate(const struct cupace_config *cfg, struct cupace_pacer_instanc
         rc = cupace_err_set(err, "simulation of %s: out of memory", pacer->label);
     } else {
         /* the queue is empty: nothing in flight, nothing to arrive, no timer */
-        assert(cupace_pipeline_finished(&s.pl) == s.pl.nparts || cupace_dispatcher_stalled(&s.disp));
+        assert(cupace_pipeline_finished(&s.pl) == s.pl.nparts || cupace_dispatcher_stalled(&s.disp) ||
+               beyond);
         if (cupace_dispatcher_stalled(&s.disp))
             cupace_result_stalled(res, pacer->label, pacer->plugin, now, &s.pl);
         cupace_result_end(res, &s.pl, pacer);
+        if (beyond)
+            cupace_result_beyond_horizon(res);
         res->events = events;
     }
     sim_free(&s);

@@ -227,7 +227,5 @@ void cupace_format_size(uint64_t bytes, char *buf, unsigned len)
 
 uint64_t cupace_scale_ns(uint64_t ns, double f)
 {
-    double v = (double)ns * f;
-
-    return v >= 1.8e19 ? UINT64_MAX : (uint64_t)llround(v);
+    return cupace_ns_from_double((double)ns * f);
 }

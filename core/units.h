@@ -12,6 +12,8 @@
 
 #include <stdint.h>
 
+#include "checked.h"             /* cupace_sat_add, which users of units.h had from here */
+
 int cupace_parse_duration(const char *s, uint64_t *out, const char **why);
 int cupace_parse_size(const char *s, uint64_t *out, const char **why);
 int cupace_parse_u64(const char *s, uint64_t *out, const char **why);
@@ -28,14 +30,9 @@ int cupace_is_identifier(const char *s);
 void cupace_format_duration(uint64_t ns, char *buf, unsigned len);
 void cupace_format_size(uint64_t bytes, char *buf, unsigned len);
 
-/* ns x f rounded to the nearest ns, saturating at UINT64_MAX: durations
- * drawn from the model and durations under time_scale alike. */
+/* ns x f rounded to the nearest ns: exact below the horizon, "beyond" above
+ * it (checked.h); durations drawn from the model and durations under
+ * time_scale alike. */
 uint64_t cupace_scale_ns(uint64_t ns, double f);
-
-/* a + b, saturating at UINT64_MAX instead of wrapping. */
-static inline uint64_t cupace_sat_add(uint64_t a, uint64_t b)
-{
-    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
 
 #endif

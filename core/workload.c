@@ -4,6 +4,7 @@
 #include "config.h"
 #include "workload.h"
 #include "units.h"
+#include "checked.h"
 #include "rng.h"
 
 #include <math.h>
@@ -38,10 +39,11 @@ void cupace_workload_arrivals(const struct cupace_config *cfg, struct cupace_tra
         case CUPACE_ARRIVAL_POISSON:
             if (i > 0)
                 t += -log(1.0 - cupace_rng_uniform(&rng)) * (double)w->interarrival_ns;
-            j->arrival_ns = (uint64_t)llround(t);
+            j->arrival_ns = cupace_ns_from_double(t);
             break;
         case CUPACE_ARRIVAL_BURST:
-            j->arrival_ns = (i / w->burst_jobs) * w->burst_every_ns;
+            j->arrival_ns = cupace_time_after(0, cupace_sat_mul(i / w->burst_jobs,
+                                                                w->burst_every_ns));
             break;
         default:
             j->arrival_ns = 0;
