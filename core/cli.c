@@ -50,6 +50,13 @@ static const struct {
     { "check-config", "cupace check-config CONFIG [--set S.K=V]...",
       "Validates CONFIG, its trace and every controller it names (loading each and\n"
       "running its init), without running anything.\n" },
+    { "queue", "cupace queue init|submit|status CONFIG [--count N] [--partitions P] [--bytes SIZE]",
+      "Manages the job queue of [queue] for cupace serve: init creates its tables\n"
+      "(idempotent); submit adds --count jobs (default: [workload] jobs) of\n"
+      "--partitions partitions (default: partitions_per_job) of --bytes each\n"
+      "(default: partition_memory), with --priority (higher first) and --payload;\n"
+      "status prints the jobs by state (--json FILE for JSON).  Exit 1 if the\n"
+      "database cannot be reached or refuses.\n" },
     { "help", "cupace help [SUBCOMMAND]", "Shows help for a subcommand.\n" },
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
@@ -86,7 +93,7 @@ static int help_for(const char *name, FILE *fp)
             fprintf(fp, "usage: %s\n\n%s", commands[i].usage, commands[i].text);
             return 0;
         }
-    fprintf(stderr, "cupace: help: no subcommand '%s' (run, ab, plugins, check-config)\n", name);
+    fprintf(stderr, "cupace: help: no subcommand '%s' (run, ab, plugins, check-config, queue)\n", name);
     return CUPACE_EXIT_USAGE;
 }
 
@@ -220,6 +227,11 @@ static int parse_args(struct cupace_cli *cli, int argc, char **argv)
         { "seeds", required_argument, NULL, 'S' },
         { "baseline", required_argument, NULL, 'B' },
         { "jobs", required_argument, NULL, 'J' },
+        { "count", required_argument, NULL, 'n' },
+        { "partitions", required_argument, NULL, 'N' },
+        { "bytes", required_argument, NULL, 'b' },
+        { "priority", required_argument, NULL, 'r' },
+        { "payload", required_argument, NULL, 'y' },
         { "quiet", no_argument, NULL, 'q' },
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
@@ -248,6 +260,11 @@ static int parse_args(struct cupace_cli *cli, int argc, char **argv)
         case 'S': cli->seeds = optarg; break;
         case 'B': cli->baseline = optarg; break;
         case 'J': cli->jobs = optarg; break;
+        case 'n': cli->count = optarg; break;
+        case 'N': cli->partitions = optarg; break;
+        case 'b': cli->bytes = optarg; break;
+        case 'r': cli->priority = optarg; break;
+        case 'y': cli->payload = optarg; break;
         case 'q': cli->quiet = 1; break;
         case 'v': cli->verbose++; break;
         case 'h': cli->help = 1; break;
@@ -316,6 +333,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(cli.command, "ab") == 0)
         return cupace_cli_run(&cli, 1);
+    if (strcmp(cli.command, "queue") == 0)
+        return cupace_cli_queue(&cli);
     {
         char msg[128];
         snprintf(msg, sizeof msg, "unknown subcommand '%s'", cli.command);

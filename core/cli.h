@@ -30,6 +30,7 @@ struct cupace_cli {
     size_t npacers;
     const char *json, *csv, *plot;
     const char *seeds, *baseline, *jobs;    /* ab --seeds N [--baseline LABEL] [--jobs J] */
+    const char *count, *partitions, *bytes, *priority, *payload;   /* queue submit */
     int quiet, verbose, help, version;
 };
 
@@ -50,5 +51,8 @@ int cupace_cli_realtime(const struct cupace_config *cfg, struct cupace_pacer_ins
 
 /* run (ab = 0) and ab (ab = 1): cli_run.c */
 int cupace_cli_run(struct cupace_cli *cli, int ab);
+
+/* queue init|submit|status CONFIG: cli_queue.c */
+int cupace_cli_queue(struct cupace_cli *cli);
 
 #endif

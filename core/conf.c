@@ -53,9 +53,12 @@ static int parse_pacer_name(struct loader *ld, char *v, const char **why);
 static int parse_pacer_path(struct loader *ld, char *v, const char **why);
 static int parse_trace(struct loader *ld, char *v, const char **why);
 static int parse_ab_pacers(struct loader *ld, char *v, const char **why);
+static int parse_queue_url(struct loader *ld, char *v, const char **why);
+static int parse_queue_table(struct loader *ld, char *v, const char **why);
 
 #define E(f) offsetof(struct cupace_config, engine.f)
 #define W(f) offsetof(struct cupace_config, workload.f)
+#define Q(f) offsetof(struct cupace_config, queue.f)
 #define BIG 1.8e19
 
 static const struct keydef keys[] = {
@@ -95,6 +98,11 @@ static const struct keydef keys[] = {
     { "workload", "time_scale", K_F64, W(time_scale), 1e-6, 1e6, NULL, NULL },
     { "workload", "change", K_SPECIAL, 0, 0, 0, NULL, parse_change },
     { "ab", "pacers", K_SPECIAL, 0, 0, 0, NULL, parse_ab_pacers },
+    { "queue", "url", K_SPECIAL, 0, 0, 0, NULL, parse_queue_url },
+    { "queue", "table", K_SPECIAL, 0, 0, 0, NULL, parse_queue_table },
+    { "queue", "lease", K_DURATION, Q(lease_ns), 1e8, 8.64e13, NULL, NULL },
+    { "queue", "poll", K_DURATION, Q(poll_ns), 1e7, 3.6e12, NULL, NULL },
+    { "queue", "max_attempts", K_U64, Q(max_attempts), 1, 1e6, NULL, NULL },
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -409,6 +417,25 @@ static int parse_trace(struct loader *ld, char *v, const char **why)
     return 0;
 }
 
+static int parse_queue_url(struct loader *ld, char *v, const char **why)
+{
+    (void)why;
+    free(ld->cfg->queue.url);
+    ld->cfg->queue.url = xstrdup(v);
+    return 0;
+}
+
+static int parse_queue_table(struct loader *ld, char *v, const char **why)
+{
+    *why = "a table name: a lower-case letter or '_', then lower-case letters, digits or '_', "
+           "at most 48 of them";
+    if (!cupace_is_sql_name(v, CUPACE_QUEUE_TABLE_MAX))
+        return -1;
+    free(ld->cfg->queue.table);
+    ld->cfg->queue.table = xstrdup(v);
+    return 0;
+}
+
 /* ---- the pacer sections ------------------------------------------------ */
 
 static struct cupace_pacer_section *get_section(struct loader *ld, const char *label)
@@ -555,7 +582,7 @@ static int set_key(struct loader *ld, const char *section, const char *key, cons
         return set_pacer_key(ld, section, label, key, value);
     if (!section_has_keys(section))
         return fail(ld, section, NULL, "unknown section (known: engine, pacer, pacer.LABEL, "
-                    "workload, ab)");
+                    "workload, ab, queue)");
     idx = find_key(section, key);
     if (idx < 0)
         return fail(ld, section, key, "unknown key");
@@ -581,7 +608,7 @@ static int on_section(struct loader *ld, const char *name)
     }
     if (!section_has_keys(name))
         return fail(ld, name, NULL, "unknown section (known: engine, pacer, pacer.LABEL, "
-                    "workload, ab)");
+                    "workload, ab, queue)");
     return 0;
 }
 
@@ -866,6 +893,11 @@ static void set_defaults(struct cupace_config *cfg)
     w->ndevice_speed = 1;
     w->fail_rate = 0;
     w->time_scale = 1.0;
+    cfg->queue.url = xstrdup("");
+    cfg->queue.table = xstrdup("cupace_jobs");
+    cfg->queue.lease_ns = 30000000000ULL;
+    cfg->queue.poll_ns = 1000000000ULL;
+    cfg->queue.max_attempts = 3;
 }
 
 static int apply_override(struct loader *ld, const char *text, unsigned index)
@@ -1147,6 +1179,8 @@ void cupace_config_free(struct cupace_config *cfg)
     free(cfg->workload.trace_jobs);
     free(cfg->pacer_name);
     free(cfg->pacer_path);
+    free(cfg->queue.url);
+    free(cfg->queue.table);
     free(cfg->path);
     free(cfg->dir);
     free(cfg);

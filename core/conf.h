@@ -128,6 +128,19 @@ struct cupace_engine_conf {
     uint64_t status_interval_ns;
 };
 
+/* The longest queue table name: the schema adds "_done" and "_waiting", and
+ * a PostgreSQL name has at most 63 bytes. */
+#define CUPACE_QUEUE_TABLE_MAX 48
+
+/* [queue]: the job queue of `cupace serve` and `cupace queue` (DESIGN §10). */
+struct cupace_queue_settings {
+    char *url;                         /* libpq connection string; "" = libpq's defaults */
+    char *table;                       /* the hot table; results go to TABLE_done */
+    uint64_t lease_ns;                 /* a claim lapses this long after its last heartbeat */
+    uint64_t poll_ns;                  /* an idle node looks for work at least this often */
+    uint64_t max_attempts;             /* claims a submitted job gets before it ends failed */
+};
+
 struct cupace_config {
     char *path;                        /* the file, as given */
     char *dir;                         /* its folder: relative paths start there */
@@ -139,6 +152,7 @@ struct cupace_config {
     char **ab;                         /* [ab] pacers: labels */
     size_t nab;
     struct cupace_workload workload;
+    struct cupace_queue_settings queue;
 };
 
 /* A --set override: "SECTION.KEY=VALUE". */

@@ -198,6 +198,18 @@ int cupace_is_identifier(const char *s)
     return 1;
 }
 
+int cupace_is_sql_name(const char *s, size_t max)
+{
+    size_t n = s ? strlen(s) : 0;
+
+    if (n == 0 || n > max || isdigit((unsigned char)s[0]))
+        return 0;
+    for (; *s; s++)
+        if (!(*s >= 'a' && *s <= 'z') && !isdigit((unsigned char)*s) && *s != '_')
+            return 0;
+    return 1;
+}
+
 void cupace_format_duration(uint64_t ns, char *buf, unsigned len)
 {
     double s = (double)ns / 1e9;

@@ -10,6 +10,7 @@
 #ifndef CUPACE_UNITS_H
 #define CUPACE_UNITS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "checked.h"             /* cupace_sat_add, which users of units.h had from here */
@@ -25,6 +26,10 @@ int cupace_parse_bool(const char *s, int *out, const char **why);
 #define CUPACE_NAME_MAX 64
 #define CUPACE_NAME_RULE "[A-Za-z0-9_-], 1 to 64 characters"
 int cupace_is_identifier(const char *s);
+
+/* "[a-z_][a-z0-9_]*" of at most MAX bytes: an SQL name that needs no
+ * quoting and reads the same folded to lower case (the queue's table). */
+int cupace_is_sql_name(const char *s, size_t max);
 
 /* Human forms for reports: "2.5s", "14GiB". */
 void cupace_format_duration(uint64_t ns, char *buf, unsigned len);

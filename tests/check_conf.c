@@ -117,6 +117,44 @@ START_TEST(bad_size_is_refused)
 }
 END_TEST
 
+START_TEST(queue_section_loads_with_defaults)
+{
+    struct cupace_err err;
+    struct cupace_config *cfg = tu_config("", &err);
+
+    ck_assert_ptr_nonnull(cfg);
+    ck_assert_str_eq(cfg->queue.url, "");
+    ck_assert_str_eq(cfg->queue.table, "cupace_jobs");
+    ck_assert_uint_eq(cfg->queue.lease_ns, 30000000000ULL);
+    ck_assert_uint_eq(cfg->queue.poll_ns, 1000000000ULL);
+    ck_assert_uint_eq(cfg->queue.max_attempts, 3);
+    cupace_config_free(cfg);
+    cfg = tu_config("[queue]\nurl = host=/tmp port=5433 dbname=farm\ntable = _jobs2\n"
+                    "lease = 2m\npoll = 250ms\nmax_attempts = 5\n", &err);
+    ck_assert_msg(cfg != NULL, "%s", err.msg);
+    ck_assert_str_eq(cfg->queue.url, "host=/tmp port=5433 dbname=farm");
+    ck_assert_str_eq(cfg->queue.table, "_jobs2");
+    ck_assert_uint_eq(cfg->queue.lease_ns, 120000000000ULL);
+    ck_assert_uint_eq(cfg->queue.poll_ns, 250000000ULL);
+    ck_assert_uint_eq(cfg->queue.max_attempts, 5);
+    cupace_config_free(cfg);
+}
+END_TEST
+
+START_TEST(bad_queue_keys_are_refused)
+{
+    expect_error("[queue]\ntable = Jobs\n", "test.ini:2:", "[queue] table", "lower-case");
+    expect_error("[queue]\n\ntable = 9jobs\n", "test.ini:3:", "table", "'9jobs'");
+    expect_error("[queue]\ntable = jobs; drop table x\n", "test.ini:2:", "table", NULL);
+    expect_error("[queue]\ntable = a23456789012345678901234567890123456789012345678x\n",
+                 "test.ini:2:", "table", "at most 48");
+    expect_error("[queue]\nlease = 10ms\n", "test.ini:2:", "lease", "at least");
+    expect_error("[queue]\npoll = 1\n", "test.ini:2:", "poll", NULL);
+    expect_error("[queue]\nmax_attempts = 0\n", "test.ini:2:", "max_attempts", "from 1");
+    expect_error("[queue]\nowner = me\n", "test.ini:2:", "owner", "unknown key");
+}
+END_TEST
+
 START_TEST(out_of_range_is_refused)
 {
     expect_error("[engine]\ndevices = 0\n", "test.ini:2:", "devices", "from 1");
@@ -482,12 +520,14 @@ int main(void)
     tcase_add_test(ok, overrides_apply_and_name_themselves);
     tcase_add_test(ok, traces_load_sorted);
     tcase_add_test(ok, shipped_configs_load);
+    tcase_add_test(ok, queue_section_loads_with_defaults);
     tcase_add_test(bad, unknown_section_names_line);
     tcase_add_test(bad, unknown_empty_section_is_refused);
     tcase_add_test(bad, unknown_key_names_key_and_line);
     tcase_add_test(bad, bare_number_duration_is_refused);
     tcase_add_test(bad, bad_size_is_refused);
     tcase_add_test(bad, out_of_range_is_refused);
+    tcase_add_test(bad, bad_queue_keys_are_refused);
     tcase_add_test(bad, overflowing_values_are_refused);
     tcase_add_test(bad, bad_enum_lists_the_choices);
     tcase_add_test(bad, release_above_partition_memory);
