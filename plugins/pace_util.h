@@ -139,8 +139,8 @@ static inline uint64_t in_flight(const struct cupace_signals *s)
  * synthesis time fell with them (at least half as much), they were
  * oversubscribed and it probes lower; if not, it goes back to the last
  * level that was, and stays there while the CPU is the bottleneck.  An
- * epoch lasts PROBE_EPOCH synthesis times, so that the syntheses ending in
- * it ran under its cap. */
+ * epoch lasts PROBE_EPOCH synthesis times, and the epoch after a change of
+ * the cap is not judged: the syntheses ending in it started before. */
 #define PROBE_EPOCH 1.5
 #define PROBE_STEP 0.75
 
@@ -153,6 +153,7 @@ struct pace_cpu_probe {
     double cap;                           /* at most this many in synthesis; 0: no cap */
     double prev_n, prev_s;                /* the epoch before the last probe */
     int probing;
+    int settling;                         /* the cap just changed: skip an epoch */
 };
 
 static inline void pace_cpu_probe_epoch(struct pace_cpu_probe *pr, const struct cupace_signals *s)
@@ -168,7 +169,9 @@ static inline void pace_cpu_probe_epoch(struct pace_cpu_probe *pr, const struct 
     }
     n = pr->busy_integral / span;
     sy = (double)(s->synth_ns_total - pr->synth_ns0) / (double)done;
-    if (pr->starved_ns < 0.8 * span) {    /* the GPU had work: not CPU-bound */
+    if (pr->settling) {
+        pr->settling = 0;
+    } else if (pr->starved_ns < 0.8 * span) {    /* the GPU had work: not CPU-bound */
         pr->cap = 0;
         pr->probing = 0;
     } else if (!pr->probing) {
@@ -177,6 +180,7 @@ static inline void pace_cpu_probe_epoch(struct pace_cpu_probe *pr, const struct 
             pr->prev_s = sy;
             pr->cap = n * PROBE_STEP;
             pr->probing = 1;
+            pr->settling = 1;
         }
     } else if (n < pr->prev_n && sy <= pr->prev_s * (1.0 - 0.5 * (1.0 - n / pr->prev_n))) {
         pr->prev_n = n;                   /* S fell with n: oversubscribed, go lower */
@@ -184,6 +188,7 @@ static inline void pace_cpu_probe_epoch(struct pace_cpu_probe *pr, const struct 
         pr->cap = n * PROBE_STEP;
         if (pr->cap < 1)
             pr->cap = 1;
+        pr->settling = 1;
     } else if (n < pr->prev_n) {
         pr->cap = pr->prev_n;             /* S held: the CPUs were not full; stay */
         pr->probing = 0;
