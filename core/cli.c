@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "conf.h"
 #include "pacer_host.h"
+#include "stages.h"
 
 #ifndef CUPACE_SYSCONFDIR
 #define CUPACE_SYSCONFDIR "/usr/local/etc"
@@ -103,14 +104,12 @@ struct scan_count {
     int found, refused;
 };
 
-static void print_plugin(void *ctx, const char *file, const struct cupace_pacer *ops,
-                         const char *reason, const char *shadowed_by)
+static void print_found(struct scan_count *c, const char *file, const char *name,
+                        const char *summary, const char *reason, const char *shadowed_by)
 {
-    struct scan_count *c = ctx;
-
-    if (ops) {
+    if (name) {
         c->found++;
-        printf("%-16s %s\n%-16s %s%s%s%s\n", ops->name, ops->summary ? ops->summary : "", "", file,
+        printf("%-16s %s\n%-16s %s%s%s%s\n", name, summary ? summary : "", "", file,
                shadowed_by ? "  (shadowed by " : "", shadowed_by ? shadowed_by : "",
                shadowed_by ? ", which is the one loaded)" : "");
     } else {
@@ -119,11 +118,23 @@ static void print_plugin(void *ctx, const char *file, const struct cupace_pacer 
     }
 }
 
+static void print_plugin(void *ctx, const char *file, const struct cupace_pacer *ops,
+                         const char *reason, const char *shadowed_by)
+{
+    print_found(ctx, file, ops ? ops->name : NULL, ops ? ops->summary : NULL, reason, shadowed_by);
+}
+
+static void print_stages(void *ctx, const char *file, const struct cupace_stages *ops,
+                         const char *reason, const char *shadowed_by)
+{
+    print_found(ctx, file, ops ? ops->name : NULL, ops ? ops->summary : NULL, reason, shadowed_by);
+}
+
 static int cmd_plugins(struct cupace_cli *cli)
 {
     struct cupace_config *cfg = NULL;
     struct cupace_pacer_path path;
-    struct scan_count count = { 0, 0 };
+    struct scan_count count = { 0, 0 }, stages = { 0, 0 };
     struct cupace_err err;
 
     if (cli->nargs > 1)
@@ -139,7 +150,11 @@ static int cmd_plugins(struct cupace_cli *cli)
     if (cli->verbose)
         for (size_t i = 0; i < path.ndirs; i++)
             fprintf(stderr, "cupace: search path %zu: %s\n", i + 1, path.dirs[i]);
+    printf("controllers ([pacer] name, [pacer.LABEL] plugin = NAME):\n");
     cupace_pacer_scan(&path, print_plugin, &count);
+    printf("\nstages ([engine] backend = NAME):\n%-16s %s\n%-16s (built in)\n", "emulated",
+           cupace_stages_emulated.summary, "");
+    cupace_stages_scan(&path, print_stages, &stages);
     if (count.found == 0 && count.refused == 0) {
         fprintf(stderr, "cupace: no controllers found in:");
         for (size_t i = 0; i < path.ndirs; i++)

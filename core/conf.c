@@ -42,13 +42,13 @@ struct keydef {
 };
 
 static const char *const mode_names[] = { "sim", "realtime", NULL };
-static const char *const backend_names[] = { "auto", "cuda", "emulated", NULL };
 static const char *const arrival_names[] = { "backlog", "poisson", "burst", "trace", NULL };
 static const char *const dist_names[] = { "fixed", "lognormal", "gamma", "exponential", NULL };
 
 static int parse_device_ids(struct loader *ld, char *v, const char **why);
 static int parse_device_speed(struct loader *ld, char *v, const char **why);
 static int parse_change(struct loader *ld, char *v, const char **why);
+static int parse_backend(struct loader *ld, char *v, const char **why);
 static int parse_pacer_name(struct loader *ld, char *v, const char **why);
 static int parse_pacer_path(struct loader *ld, char *v, const char **why);
 static int parse_trace(struct loader *ld, char *v, const char **why);
@@ -63,7 +63,7 @@ static int parse_queue_table(struct loader *ld, char *v, const char **why);
 
 static const struct keydef keys[] = {
     { "engine", "mode", K_ENUM, E(mode), 0, 0, mode_names, NULL },
-    { "engine", "backend", K_ENUM, E(backend), 0, 0, backend_names, NULL },
+    { "engine", "backend", K_SPECIAL, 0, 0, 0, NULL, parse_backend },
     { "engine", "devices", K_U64, E(devices), 1, CUPACE_MAX_DEVICES, NULL, NULL },
     { "engine", "device_ids", K_SPECIAL, 0, 0, 0, NULL, parse_device_ids },
     { "engine", "workers_per_device", K_U64, E(workers_per_device), 1, 64, NULL, NULL },
@@ -138,6 +138,11 @@ static int section_has_keys(const char *section)
 static const char *pacer_label_of(const char *section)
 {
     return strncmp(section, "pacer.", 6) == 0 ? section + 6 : NULL;
+}
+
+static const char *stages_name_of(const char *section)
+{
+    return strncmp(section, "stages.", 7) == 0 ? section + 7 : NULL;
 }
 
 static char *xstrdup(const char *s)
@@ -367,6 +372,26 @@ static int parse_change(struct loader *ld, char *v, const char **why)
     return 0;
 }
 
+/* auto | cuda | emulated, or the NAME of a stage plugin. */
+static int parse_backend(struct loader *ld, char *v, const char **why)
+{
+    static const char *const builtin[] = { "auto", "cuda", "emulated" };
+    struct cupace_engine_conf *e = &ld->cfg->engine;
+
+    *why = "auto, cuda, emulated, or a stage plugin's name (" CUPACE_NAME_RULE ")";
+    e->backend_plugin[0] = '\0';
+    for (int i = 0; i < 3; i++)
+        if (strcmp(v, builtin[i]) == 0) {
+            e->backend = (enum cupace_backend)i;
+            return 0;
+        }
+    if (!cupace_is_identifier(v) || strlen(v) >= sizeof e->backend_plugin)
+        return -1;
+    e->backend = CUPACE_BACKEND_PLUGIN;
+    snprintf(e->backend_plugin, sizeof e->backend_plugin, "%s", v);
+    return 0;
+}
+
 static int parse_pacer_name(struct loader *ld, char *v, const char **why)
 {
     *why = "a controller label (" CUPACE_NAME_RULE ")";
@@ -438,15 +463,27 @@ static int parse_queue_table(struct loader *ld, char *v, const char **why)
 
 /* ---- the pacer sections ------------------------------------------------ */
 
-static struct cupace_pacer_section *get_section(struct loader *ld, const char *label)
+static struct cupace_pacer_section *find_in(struct cupace_pacer_section *v, size_t n,
+                                            const char *label)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(v[i].label, label) == 0)
+            return &v[i];
+    return NULL;
+}
+
+/* [pacer.LABEL] (stages = 0) or [stages.NAME] (stages = 1), made on first sight. */
+static struct cupace_pacer_section *get_section(struct loader *ld, const char *label, int stages)
 {
     struct cupace_config *cfg = ld->cfg;
-    struct cupace_pacer_section *s = cupace_config_section(cfg, label);
+    struct cupace_pacer_section **v = stages ? &cfg->stage_sections : &cfg->sections;
+    size_t *n = stages ? &cfg->nstage_sections : &cfg->nsections;
+    struct cupace_pacer_section *s = find_in(*v, *n, label);
 
     if (s)
         return s;
-    cfg->sections = xrealloc(cfg->sections, (cfg->nsections + 1) * sizeof *cfg->sections);
-    s = &cfg->sections[cfg->nsections++];
+    *v = xrealloc(*v, (*n + 1) * sizeof **v);
+    s = &(*v)[(*n)++];
     memset(s, 0, sizeof *s);
     s->label = xstrdup(label);
     s->at.file = ld->file;
@@ -455,15 +492,15 @@ static struct cupace_pacer_section *get_section(struct loader *ld, const char *l
 }
 
 static int set_pacer_key(struct loader *ld, const char *section, const char *label,
-                         const char *key, const char *value)
+                         const char *key, const char *value, int stages)
 {
     struct cupace_pacer_section *s;
 
     if (!cupace_is_identifier(label))
-        return fail(ld, section, NULL, "'%s' is not a controller label (%s)", label,
-                    CUPACE_NAME_RULE);
-    s = get_section(ld, label);
-    if (strcmp(key, "plugin") == 0) {
+        return fail(ld, section, NULL, "'%s' is not a %s (%s)", label,
+                    stages ? "stage plugin name" : "controller label", CUPACE_NAME_RULE);
+    s = get_section(ld, label, stages);
+    if (!stages && strcmp(key, "plugin") == 0) {
         if (!cupace_is_identifier(value))
             return fail(ld, section, key, "expected a controller name (%s), got '%s'",
                         CUPACE_NAME_RULE, value);
@@ -579,10 +616,12 @@ static int set_key(struct loader *ld, const char *section, const char *key, cons
     int idx;
 
     if (label)
-        return set_pacer_key(ld, section, label, key, value);
+        return set_pacer_key(ld, section, label, key, value, 0);
+    if ((label = stages_name_of(section)))
+        return set_pacer_key(ld, section, label, key, value, 1);
     if (!section_has_keys(section))
         return fail(ld, section, NULL, "unknown section (known: engine, pacer, pacer.LABEL, "
-                    "workload, ab, queue)");
+                    "stages.NAME, workload, ab, queue)");
     idx = find_key(section, key);
     if (idx < 0)
         return fail(ld, section, key, "unknown key");
@@ -603,12 +642,19 @@ static int on_section(struct loader *ld, const char *name)
         if (!cupace_is_identifier(name + 6))
             return fail(ld, name, NULL, "'%s' is not a controller label (%s)", name + 6,
                         CUPACE_NAME_RULE);
-        get_section(ld, name + 6);
+        get_section(ld, name + 6, 0);
+        return 0;
+    }
+    if (stages_name_of(name)) {
+        if (!cupace_is_identifier(name + 7))
+            return fail(ld, name, NULL, "'%s' is not a stage plugin name (%s)", name + 7,
+                        CUPACE_NAME_RULE);
+        get_section(ld, name + 7, 1);
         return 0;
     }
     if (!section_has_keys(name))
         return fail(ld, name, NULL, "unknown section (known: engine, pacer, pacer.LABEL, "
-                    "workload, ab, queue)");
+                    "stages.NAME, workload, ab, queue)");
     return 0;
 }
 
@@ -1156,12 +1202,10 @@ fail:
     return NULL;
 }
 
-void cupace_config_free(struct cupace_config *cfg)
+static void free_sections(struct cupace_pacer_section *v, size_t n)
 {
-    if (!cfg)
-        return;
-    for (size_t i = 0; i < cfg->nsections; i++) {
-        struct cupace_pacer_section *s = &cfg->sections[i];
+    for (size_t i = 0; i < n; i++) {
+        struct cupace_pacer_section *s = &v[i];
         for (size_t j = 0; j < s->nkv; j++) {
             free(s->kv[j].key);
             free(s->kv[j].value);
@@ -1170,7 +1214,15 @@ void cupace_config_free(struct cupace_config *cfg)
         free(s->label);
         free(s->plugin);
     }
-    free(cfg->sections);
+    free(v);
+}
+
+void cupace_config_free(struct cupace_config *cfg)
+{
+    if (!cfg)
+        return;
+    free_sections(cfg->sections, cfg->nsections);
+    free_sections(cfg->stage_sections, cfg->nstage_sections);
     for (size_t i = 0; i < cfg->nab; i++)
         free(cfg->ab[i]);
     free(cfg->ab);
@@ -1188,10 +1240,12 @@ void cupace_config_free(struct cupace_config *cfg)
 
 struct cupace_pacer_section *cupace_config_section(struct cupace_config *cfg, const char *label)
 {
-    for (size_t i = 0; i < cfg->nsections; i++)
-        if (strcmp(cfg->sections[i].label, label) == 0)
-            return &cfg->sections[i];
-    return NULL;
+    return find_in(cfg->sections, cfg->nsections, label);
+}
+
+struct cupace_pacer_section *cupace_config_stage_section(struct cupace_config *cfg, const char *name)
+{
+    return find_in(cfg->stage_sections, cfg->nstage_sections, name);
 }
 
 const char *cupace_config_plugin_of(const struct cupace_config *cfg, const char *label)

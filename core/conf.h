@@ -31,7 +31,8 @@
 #define CUPACE_TRACE_MAX_BYTES (4ULL << 30)
 
 enum cupace_mode { CUPACE_MODE_SIM, CUPACE_MODE_REALTIME };
-enum cupace_backend { CUPACE_BACKEND_AUTO, CUPACE_BACKEND_CUDA, CUPACE_BACKEND_EMULATED };
+enum cupace_backend { CUPACE_BACKEND_AUTO, CUPACE_BACKEND_CUDA, CUPACE_BACKEND_EMULATED,
+                      CUPACE_BACKEND_PLUGIN /* a stage plugin: engine.backend_plugin */ };
 enum cupace_arrival { CUPACE_ARRIVAL_BACKLOG, CUPACE_ARRIVAL_POISSON, CUPACE_ARRIVAL_BURST,
                       CUPACE_ARRIVAL_TRACE };
 enum cupace_dist { CUPACE_DIST_FIXED, CUPACE_DIST_LOGNORMAL, CUPACE_DIST_GAMMA,
@@ -51,7 +52,8 @@ struct cupace_kv {
     int used;
 };
 
-/* [pacer.LABEL]: an instance of controller `plugin` (default: LABEL). */
+/* [pacer.LABEL]: an instance of controller `plugin` (default: LABEL).
+ * [stages.NAME]: the keys of stage plugin NAME (`plugin` unused). */
 struct cupace_pacer_section {
     char *label;
     char *plugin;
@@ -118,6 +120,7 @@ struct cupace_workload {
 struct cupace_engine_conf {
     enum cupace_mode mode;
     enum cupace_backend backend;
+    char backend_plugin[128];          /* backend = NAME of a stage plugin, else "" */
     uint64_t devices;
     unsigned device_ids[CUPACE_MAX_DEVICES];
     unsigned ndevice_ids;
@@ -149,6 +152,8 @@ struct cupace_config {
     char *pacer_path;                  /* [pacer] path: colon-separated, may be NULL */
     struct cupace_pacer_section *sections;
     size_t nsections;
+    struct cupace_pacer_section *stage_sections;   /* [stages.NAME] */
+    size_t nstage_sections;
     char **ab;                         /* [ab] pacers: labels */
     size_t nab;
     struct cupace_workload workload;
@@ -169,6 +174,8 @@ void cupace_config_free(struct cupace_config *cfg);
 /* The section of LABEL, or NULL: a label without a section is the plugin of
  * that name with its defaults. */
 struct cupace_pacer_section *cupace_config_section(struct cupace_config *cfg, const char *label);
+/* [stages.NAME], or NULL.  Not const: the plugin's init marks the keys it asks for. */
+struct cupace_pacer_section *cupace_config_stage_section(struct cupace_config *cfg, const char *name);
 
 /* The controller name an instance label stands for. */
 const char *cupace_config_plugin_of(const struct cupace_config *cfg, const char *label);

@@ -1,9 +1,13 @@
 /*
- * pacer_host.c -- the dlopen loader and the params object of controllers.
+ * pacer_host.c -- the dlopen loader and the params object of plugins:
+ * controllers (cupace/pacer.h) and stage plugins (cupace/stage.h), found
+ * on one search path, opened and refused by the same code, told apart by
+ * the symbol they export.
  *
- * Validation lives in one function, cupace_pacer_validate(), beside the rules
- * written in cupace/pacer.h.  The params object wraps one [pacer.LABEL]
- * section: each get_* marks its key as asked for and parses with the same
+ * Validation lives in one function per kind, cupace_pacer_validate() and
+ * cupace_stages_validate() (stages.c), beside the rules written in their
+ * headers.  The params object wraps one section ([pacer.LABEL] or
+ * [stages.NAME]): each get_* marks its key as asked for and parses with the same
  * parsers as the rest of the configuration, so a malformed value is
  * reported with the file, line and key even if the controller ignores the
  * error.
@@ -11,6 +15,7 @@
 #define _GNU_SOURCE 1
 #include "config.h"
 #include "pacer_host.h"
+#include "stages.h"
 #include "units.h"
 
 #include <dirent.h>
@@ -137,15 +142,54 @@ static int is_regular_file(const char *file)
     return stat(file, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-int cupace_pacer_find(const struct cupace_pacer_path *path, const char *name, char *file,
-                      size_t len, struct cupace_err *err)
+/* What tells the two kinds of plugin apart. */
+struct plugin_kind {
+    const char *noun;               /* "controller", "stage plugin" */
+    const char *symbol;             /* what it exports */
+    const char *decl;               /* how, for the message when it does not */
+    int (*validate)(const void *ops, size_t symsize, char *why, size_t len);
+    const char *(*name_of)(const void *ops);
+};
+
+static int validate_pacer(const void *ops, size_t symsize, char *why, size_t len)
+{
+    return cupace_pacer_validate(ops, symsize, why, len);
+}
+
+static const char *pacer_name(const void *ops)
+{
+    return ((const struct cupace_pacer *)ops)->name;
+}
+
+static int validate_stages(const void *ops, size_t symsize, char *why, size_t len)
+{
+    return cupace_stages_validate(ops, symsize, why, len);
+}
+
+static const char *stages_name(const void *ops)
+{
+    return ((const struct cupace_stages *)ops)->name;
+}
+
+static const struct plugin_kind pacer_kind = {
+    "controller", CUPACE_PACER_ENTRY_SYMBOL, "const struct cupace_pacer cupace_pacer_entry",
+    validate_pacer, pacer_name,
+};
+
+static const struct plugin_kind stage_kind = {
+    "stage plugin", "cupace_stages_entry", "const struct cupace_stages cupace_stages_entry",
+    validate_stages, stages_name,
+};
+
+static int find_kind(const struct cupace_pacer_path *path, const char *noun, const char *name,
+                     char *file, size_t len, struct cupace_err *err)
 {
     char tried[768] = "";
 
     if (!cupace_is_identifier(name))
-        return cupace_err_set(err, "controller '%s': not a plain name (" CUPACE_NAME_RULE "); "
+        return cupace_err_set(err, "%s '%s': not a plain name (" CUPACE_NAME_RULE "); "
                               "put its folder in [pacer] path or CUPACE_PACER_PATH instead of "
-                              "naming a file", name);
+                              "naming a file", noun, name);
     for (size_t i = 0; i < path->ndirs; i++) {
         if ((size_t)snprintf(file, len, "%s/%s.so", path->dirs[i], name) >= len)
             continue;                   /* longer than any path the system can open */
@@ -155,9 +199,15 @@ int cupace_pacer_find(const struct cupace_pacer_path *path, const char *name, ch
             snprintf(tried + strlen(tried), sizeof tried - strlen(tried), "%s%s", i ? ":" : "",
                      path->dirs[i]);
     }
-    return cupace_err_set(err, "controller '%s': no %s.so in %s (add its folder to [pacer] path "
+    return cupace_err_set(err, "%s '%s': no %s.so in %s (add its folder to [pacer] path "
                           "or CUPACE_PACER_PATH; `cupace plugins` lists what is found)",
-                          name, name, tried);
+                          noun, name, name, tried);
+}
+
+int cupace_pacer_find(const struct cupace_pacer_path *path, const char *name, char *file,
+                      size_t len, struct cupace_err *err)
+{
+    return find_kind(path, "controller", name, file, len, err);
 }
 
 /* Turns a dlerror() string into advice for the operator. */
@@ -176,10 +226,10 @@ static const char *dlopen_hint(const char *msg)
     return "run `ldd` on it to see what the loader misses";
 }
 
-int cupace_pacer_open(const char *file, void **dlp, const struct cupace_pacer **opsp,
-                      struct cupace_err *err)
+static int open_kind(const char *file, const struct plugin_kind *kind, void **dlp, const void **opsp,
+                     struct cupace_err *err)
 {
-    const struct cupace_pacer *ops;
+    const void *ops;
     const ElfW(Sym) *sym = NULL;
     Dl_info info;
     char why[512];
@@ -192,16 +242,15 @@ int cupace_pacer_open(const char *file, void **dlp, const struct cupace_pacer **
         return cupace_err_set(err, "%s: cannot load: %s (%s)", file, msg ? msg : "unknown error",
                               dlopen_hint(msg ? msg : ""));
     }
-    ops = dlsym(dl, CUPACE_PACER_ENTRY_SYMBOL);
+    ops = dlsym(dl, kind->symbol);
     if (!ops) {
         dlclose(dl);
-        return cupace_err_set(err, "%s: no symbol '%s': not a cupace controller (it must export "
-                              "const struct cupace_pacer cupace_pacer_entry)", file,
-                              CUPACE_PACER_ENTRY_SYMBOL);
+        return cupace_err_set(err, "%s: no symbol '%s': not a cupace %s (it must export %s)", file,
+                              kind->symbol, kind->noun, kind->decl);
     }
     if (!dladdr1(ops, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym)
         sym = NULL;
-    if (cupace_pacer_validate(ops, sym ? (size_t)sym->st_size : 0, why, sizeof why) < 0) {
+    if (kind->validate(ops, sym ? (size_t)sym->st_size : 0, why, sizeof why) < 0) {
         dlclose(dl);
         return cupace_err_set(err, "%s: refused: %s", file, why);
     }
@@ -210,17 +259,44 @@ int cupace_pacer_open(const char *file, void **dlp, const struct cupace_pacer **
     return 0;
 }
 
+int cupace_pacer_open(const char *file, void **dlp, const struct cupace_pacer **opsp,
+                      struct cupace_err *err)
+{
+    const void *ops;
+
+    if (open_kind(file, &pacer_kind, dlp, &ops, err) < 0)
+        return -1;
+    *opsp = ops;
+    return 0;
+}
+
+int cupace_stages_open(const char *file, void **dlp, const struct cupace_stages **opsp,
+                       struct cupace_err *err)
+{
+    const void *ops;
+
+    if (open_kind(file, &stage_kind, dlp, &ops, err) < 0)
+        return -1;
+    *opsp = ops;
+    return 0;
+}
+
+/* Whether FILE exports SYMBOL (opened and closed again); for the listing. */
+static int exports(const char *file, const char *symbol)
+{
+    void *dl = dlopen(file, RTLD_NOW | RTLD_LOCAL);
+    int yes;
+
+    if (!dl)
+        return 0;
+    yes = dlsym(dl, symbol) != NULL;
+    dlclose(dl);
+    return yes;
+}
+
 /* ---- the params object ------------------------------------------------- */
 
-struct params_ctx {
-    struct cupace_config *cfg;
-    struct cupace_pacer_section *section;   /* NULL: defaults only */
-    const char *label;
-    struct cupace_err bad;                  /* the first malformed value */
-    int has_bad;
-};
-
-static struct cupace_kv *params_find(struct params_ctx *c, const char *key)
+static struct cupace_kv *params_find(struct cupace_params_ctx *c, const char *key)
 {
     if (!c->section || !key)
         return NULL;
@@ -232,11 +308,11 @@ static struct cupace_kv *params_find(struct params_ctx *c, const char *key)
     return NULL;
 }
 
-static int params_bad(struct params_ctx *c, const struct cupace_kv *kv, const char *why)
+static int params_bad(struct cupace_params_ctx *c, const struct cupace_kv *kv, const char *why)
 {
     if (!c->has_bad)
-        cupace_err_set(&c->bad, "%s:%u: [pacer.%s] %s: expected %s, got '%s'", kv->at.file,
-                       kv->at.line, c->label, kv->key, why, kv->value);
+        cupace_err_set(&c->bad, "%s:%u: [%s] %s: expected %s, got '%s'", kv->at.file,
+                       kv->at.line, c->name, kv->key, why, kv->value);
     c->has_bad = 1;
     return -1;
 }
@@ -298,44 +374,60 @@ static int params_get_bool(void *ctx, const char *key, int def, int *out)
 
 /* ---- instances --------------------------------------------------------- */
 
-static int instance_init(struct cupace_pacer_instance *inst, struct params_ctx *pc,
-                         struct cupace_err *err)
+void cupace_params_bind(struct cupace_params *p, struct cupace_params_ctx *pc,
+                        struct cupace_pacer_section *section, const char *name)
 {
-    struct cupace_params params = {
+    memset(pc, 0, sizeof *pc);
+    pc->section = section;
+    snprintf(pc->name, sizeof pc->name, "%s", name);
+    *p = (struct cupace_params){
         .ctx = pc, .get = params_get, .get_f64 = params_get_f64, .get_ns = params_get_ns,
         .get_u64 = params_get_u64, .get_bool = params_get_bool,
     };
-    char why[512] = "";
+}
 
-    inst->state = calloc(1, inst->ops->state_size ? inst->ops->state_size : 1);
-    if (!inst->state)
-        return cupace_err_set(err, "controller '%s': out of memory for its state", inst->label);
-    if (inst->ops->init(inst->state, &params, why, sizeof why) != 0) {
-        why[sizeof why - 1] = '\0';
-        if (pc->has_bad)
-            return cupace_err_set(err, "%s", pc->bad.msg);
-        return cupace_err_set(err, "controller '%s' (%s): init failed: %s", inst->label,
-                              inst->file, why[0] ? why : "no reason given");
-    }
-    inst->inited = 1;
+int cupace_params_check(const struct cupace_params_ctx *pc, const char *who, struct cupace_err *err)
+{
     if (pc->has_bad)
         return cupace_err_set(err, "%s", pc->bad.msg);
     if (pc->section)
         for (size_t i = 0; i < pc->section->nkv; i++) {
             const struct cupace_kv *kv = &pc->section->kv[i];
             if (!kv->used)
-                return cupace_err_set(err, "%s:%u: [pacer.%s] %s: unknown key: controller '%s' "
-                                      "never asked for it", kv->at.file, kv->at.line,
-                                      pc->label, kv->key, inst->plugin);
+                return cupace_err_set(err, "%s:%u: [%s] %s: unknown key: %s never asked for it",
+                                      kv->at.file, kv->at.line, pc->name, kv->key, who);
         }
     return 0;
+}
+
+static int instance_init(struct cupace_pacer_instance *inst, struct cupace_config *cfg,
+                         struct cupace_err *err)
+{
+    struct cupace_params params;
+    struct cupace_params_ctx pc;
+    char why[512] = "", name[160], who[200];
+
+    snprintf(name, sizeof name, "pacer.%s", inst->label);
+    snprintf(who, sizeof who, "controller '%s'", inst->plugin);
+    cupace_params_bind(&params, &pc, cupace_config_section(cfg, inst->label), name);
+    inst->state = calloc(1, inst->ops->state_size ? inst->ops->state_size : 1);
+    if (!inst->state)
+        return cupace_err_set(err, "controller '%s': out of memory for its state", inst->label);
+    if (inst->ops->init(inst->state, &params, why, sizeof why) != 0) {
+        why[sizeof why - 1] = '\0';
+        if (pc.has_bad)
+            return cupace_err_set(err, "%s", pc.bad.msg);
+        return cupace_err_set(err, "controller '%s' (%s): init failed: %s", inst->label,
+                              inst->file, why[0] ? why : "no reason given");
+    }
+    inst->inited = 1;
+    return cupace_params_check(&pc, who, err);
 }
 
 int cupace_pacer_instance_create(struct cupace_pacer_instance *inst, struct cupace_config *cfg,
                                  const struct cupace_pacer_path *path, const char *label,
                                  struct cupace_err *err)
 {
-    struct params_ctx pc;
     const char *plugin;
 
     memset(inst, 0, sizeof *inst);
@@ -355,11 +447,7 @@ int cupace_pacer_instance_create(struct cupace_pacer_instance *inst, struct cupa
                        "file must be NAME.so for its name", plugin, inst->file, inst->ops->name);
         goto fail;
     }
-    memset(&pc, 0, sizeof pc);
-    pc.cfg = cfg;
-    pc.section = cupace_config_section(cfg, label);
-    pc.label = label;
-    if (instance_init(inst, &pc, err) < 0)
+    if (instance_init(inst, cfg, err) < 0)
         goto fail;
     return 0;
 fail:
@@ -380,6 +468,36 @@ void cupace_pacer_instance_destroy(struct cupace_pacer_instance *inst)
     inst->inited = 0;
 }
 
+/* ---- stage plugins ------------------------------------------------------- */
+
+int cupace_stage_plugin_open(struct cupace_stage_plugin *sp, const struct cupace_pacer_path *path,
+                             const char *name, struct cupace_err *err)
+{
+    memset(sp, 0, sizeof *sp);
+    snprintf(sp->name, sizeof sp->name, "%s", name);
+    if (find_kind(path, "stage plugin", name, sp->file, sizeof sp->file, err) < 0)
+        return -1;
+    if (cupace_stages_open(sp->file, &sp->dl, &sp->ops, err) < 0) {
+        cupace_err_prefix(err, "stage plugin '%s'", name);
+        return -1;
+    }
+    if (strcmp(sp->ops->name, name) != 0) {
+        cupace_err_set(err, "stage plugin '%s' (%s): the file calls itself '%s'; a stage plugin's "
+                       "file must be NAME.so for its name", name, sp->file, sp->ops->name);
+        cupace_stage_plugin_close(sp);
+        return -1;
+    }
+    return 0;
+}
+
+void cupace_stage_plugin_close(struct cupace_stage_plugin *sp)
+{
+    if (sp->dl)
+        dlclose(sp->dl);
+    sp->dl = NULL;
+    sp->ops = NULL;
+}
+
 void cupace_pacer_instance_describe(struct cupace_pacer_instance *inst, char *buf, size_t len)
 {
     buf[0] = '\0';
@@ -395,8 +513,25 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void scan_dir(const struct cupace_pacer_path *path, size_t d, cupace_pacer_visit_fn found,
-                     void *ctx)
+/* Lists the plugins of KIND in folder d; a file of the other kind is
+ * skipped, and one of neither kind is refused in the controllers' list. */
+struct visit {
+    cupace_pacer_visit_fn pacer;
+    cupace_stages_visit_fn stages;
+    void *ctx;
+};
+
+static void visit_one(const struct visit *v, const char *file, const void *ops, const char *reason,
+                  const char *shadowed_by)
+{
+    if (v->pacer)
+        v->pacer(v->ctx, file, ops, reason, shadowed_by);
+    else
+        v->stages(v->ctx, file, ops, reason, shadowed_by);
+}
+
+static void scan_dir(const struct cupace_pacer_path *path, size_t d, const struct plugin_kind *kind,
+                     const struct visit *v)
 {
     DIR *dir = opendir(path->dirs[d]);
     char **names = NULL;
@@ -423,7 +558,8 @@ static void scan_dir(const struct cupace_pacer_path *path, size_t d, cupace_pace
     for (size_t i = 0; i < n; i++) {
         char file[4096], first[4096], name[256], why[512];
         const char *shadow = NULL;
-        const struct cupace_pacer *ops = NULL;
+        const void *ops = NULL;
+        const struct plugin_kind *other = kind == &pacer_kind ? &stage_kind : &pacer_kind;
         struct cupace_err err;
         void *dl = NULL;
 
@@ -436,17 +572,26 @@ static void scan_dir(const struct cupace_pacer_path *path, size_t d, cupace_pace
             if (is_regular_file(first))
                 shadow = first;
         }
+        if (exports(file, other->symbol) && !exports(file, kind->symbol)) {
+            free(names[i]);
+            continue;               /* the other kind's: listed apart */
+        }
+        if (!exports(file, kind->symbol) && kind != &pacer_kind) {
+            free(names[i]);
+            continue;               /* neither kind: refused in the controllers' list */
+        }
         if (!cupace_is_identifier(name)) {
-            found(ctx, file, NULL, "its file name is not a plain controller name", shadow);
-        } else if (cupace_pacer_open(file, &dl, &ops, &err) < 0) {
+            snprintf(why, sizeof why, "its file name is not a plain %s name", kind->noun);
+            visit_one(v, file, NULL, why, shadow);
+        } else if (open_kind(file, kind, &dl, &ops, &err) < 0) {
             const char *reason = strstr(err.msg, ": ");
-            found(ctx, file, NULL, reason ? reason + 2 : err.msg, shadow);
-        } else if (strcmp(ops->name, name) != 0) {
+            visit_one(v, file, NULL, reason ? reason + 2 : err.msg, shadow);
+        } else if (strcmp(kind->name_of(ops), name) != 0) {
             snprintf(why, sizeof why, "the file calls itself '%s'; it must be named %s.so",
-                     ops->name, ops->name);
-            found(ctx, file, NULL, why, shadow);
+                     kind->name_of(ops), kind->name_of(ops));
+            visit_one(v, file, NULL, why, shadow);
         } else {
-            found(ctx, file, ops, NULL, shadow);
+            visit_one(v, file, ops, NULL, shadow);
         }
         if (dl)
             dlclose(dl);
@@ -455,14 +600,30 @@ static void scan_dir(const struct cupace_pacer_path *path, size_t d, cupace_pace
     free(names);
 }
 
-void cupace_pacer_scan(const struct cupace_pacer_path *path, cupace_pacer_visit_fn found,
-                       void *ctx)
+static void scan(const struct cupace_pacer_path *path, const struct plugin_kind *kind,
+                 const struct visit *v)
 {
     for (size_t d = 0; d < path->ndirs; d++) {
         int dup = 0;
         for (size_t j = 0; j < d; j++)
             dup |= strcmp(path->dirs[j], path->dirs[d]) == 0;
         if (!dup)
-            scan_dir(path, d, found, ctx);
+            scan_dir(path, d, kind, v);
     }
+}
+
+void cupace_pacer_scan(const struct cupace_pacer_path *path, cupace_pacer_visit_fn found,
+                       void *ctx)
+{
+    struct visit v = { found, NULL, ctx };
+
+    scan(path, &pacer_kind, &v);
+}
+
+void cupace_stages_scan(const struct cupace_pacer_path *path, cupace_stages_visit_fn found,
+                        void *ctx)
+{
+    struct visit v = { NULL, found, ctx };
+
+    scan(path, &stage_kind, &v);
 }

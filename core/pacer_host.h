@@ -16,6 +16,7 @@
 
 #include "conf.h"
 #include "cupace/pacer.h"
+#include "cupace/stage.h"
 #include "error.h"
 
 /* The engine's search path, in order.  Entries are borrowed strings, except
@@ -61,6 +62,35 @@ int cupace_pacer_instance_create(struct cupace_pacer_instance *inst, struct cupa
                                  struct cupace_err *err);
 void cupace_pacer_instance_destroy(struct cupace_pacer_instance *inst);
 
+/* The params object over one section of the config (NULL: no keys), named
+ * NAME in messages ("pacer.LABEL", "stages.NAME").  Each get_* marks its key
+ * as asked for and parses it with the configuration's own parsers. */
+struct cupace_params_ctx {
+    struct cupace_pacer_section *section;
+    char name[160];
+    struct cupace_err bad;          /* the first malformed value */
+    int has_bad;
+};
+void cupace_params_bind(struct cupace_params *p, struct cupace_params_ctx *pc,
+                        struct cupace_pacer_section *section, const char *name);
+/* After the plugin's init: the first malformed value, or a key it never
+ * asked for, naming WHO ("controller 'NAME'"); 0 when neither. */
+int cupace_params_check(const struct cupace_params_ctx *pc, const char *who, struct cupace_err *err);
+
+/* A stage plugin ([engine] backend = NAME): NAME.so found on the same
+ * path as controllers, exporting cupace_stages_entry, checked like one. */
+struct cupace_stage_plugin {
+    char name[128];
+    char file[4096];
+    void *dl;
+    const struct cupace_stages *ops;
+};
+int cupace_stages_open(const char *file, void **dl, const struct cupace_stages **ops,
+                       struct cupace_err *err);
+int cupace_stage_plugin_open(struct cupace_stage_plugin *sp, const struct cupace_pacer_path *path,
+                             const char *name, struct cupace_err *err);
+void cupace_stage_plugin_close(struct cupace_stage_plugin *sp);
+
 /* describe(), or "" where the controller has none. */
 void cupace_pacer_instance_describe(struct cupace_pacer_instance *inst, char *buf, size_t len);
 
@@ -71,5 +101,10 @@ typedef void (*cupace_pacer_visit_fn)(void *ctx, const char *file, const struct 
                                       const char *reason, const char *shadowed_by);
 void cupace_pacer_scan(const struct cupace_pacer_path *path, cupace_pacer_visit_fn found,
                        void *ctx);
+/* The same for stage plugins. */
+typedef void (*cupace_stages_visit_fn)(void *ctx, const char *file, const struct cupace_stages *ops,
+                                       const char *reason, const char *shadowed_by);
+void cupace_stages_scan(const struct cupace_pacer_path *path, cupace_stages_visit_fn found,
+                        void *ctx);
 
 #endif

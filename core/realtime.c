@@ -104,8 +104,10 @@ struct cupace_rt {
     struct cupace_dispatcher disp;
     struct cupace_pacer_instance *pacer;
     const struct cupace_stages *stage_ops;
-    char backend_why[256];              /* why `auto` chose the stages it chose */
+    char backend_why[4200];             /* why `auto` chose the stages it chose (or their file) */
     struct cupace_stage_run stages;
+    struct cupace_stage_plugin plugin;  /* backend = NAME: the plugin's file, opened */
+    struct cupace_pacer_section *stage_section;     /* its [stages.NAME] */
     struct cupace_stage_host host;
     int emulated;                       /* the built-in stages: a zero-length phase needs no call */
     void **bufs;                        /* per partition, when the stages declared a buffer */
@@ -803,8 +805,8 @@ static int scale_config(struct cupace_config *dst, const struct cupace_config *s
     return 0;
 }
 
-/* backend = auto | cuda | emulated: the stages; why `auto` chose what it
- * chose is kept for the caller to tell. */
+/* backend = auto | cuda | emulated | NAME: the stages; why `auto` chose
+ * what it chose is kept for the caller to tell. */
 static int choose_backend(struct cupace_rt *rt, const struct cupace_config *cfg,
                           struct cupace_err *err)
 {
@@ -820,6 +822,22 @@ static int choose_backend(struct cupace_rt *rt, const struct cupace_config *cfg,
         return 0;
     }
 
+    if (cfg->engine.backend == CUPACE_BACKEND_PLUGIN) {
+        struct cupace_pacer_path path;
+        int rc;
+
+        cupace_pacer_path_init(&path, cfg);
+        rc = cupace_stage_plugin_open(&rt->plugin, &path, cfg->engine.backend_plugin, err);
+        cupace_pacer_path_free(&path);
+        if (rc < 0)
+            return -1;
+        rt->stage_ops = rt->plugin.ops;
+        /* the plugin's init marks the keys it asks for: bookkeeping, not a change */
+        rt->stage_section = cupace_config_stage_section((struct cupace_config *)cfg,
+                                                        cfg->engine.backend_plugin);
+        snprintf(rt->backend_why, sizeof rt->backend_why, "%s", rt->plugin.file);
+        return 0;
+    }
 #ifdef HAVE_CUDA
     n = cupace_cuda_probe(why, sizeof why);
 #endif
@@ -949,13 +967,30 @@ static void join_threads(struct cupace_rt *rt)
 /* The stages' init, and the per-partition buffers they declare. */
 static int init_stages(struct cupace_rt *rt, struct cupace_err *err)
 {
-    char who[256];
+    struct cupace_params params;
+    struct cupace_params_ctx pc;
+    char who[4400], section[160];
 
-    snprintf(who, sizeof who, "stages '%s'", rt->stage_ops->name);
     rt->emulated = rt->stage_ops == &cupace_stages_emulated;
-    if (cupace_stage_run_init(&rt->stages, rt->stage_ops, rt->opts.stage_params, &rt->host,
-                              rt->cfg.workload.partition_memory, who, err) < 0)
-        return -1;
+    if (rt->plugin.ops) {
+        snprintf(who, sizeof who, "stage plugin '%s' (%s)", rt->stage_ops->name, rt->plugin.file);
+        snprintf(section, sizeof section, "stages.%s", rt->stage_ops->name);
+        cupace_params_bind(&params, &pc, rt->stage_section, section);
+        if (cupace_stage_run_init(&rt->stages, rt->stage_ops, &params, &rt->host,
+                                  rt->cfg.workload.partition_memory, who, err) < 0) {
+            if (pc.has_bad)                 /* the malformed value is the cause */
+                cupace_err_set(err, "%s", pc.bad.msg);
+            return -1;
+        }
+        snprintf(who, sizeof who, "stage plugin '%s'", rt->stage_ops->name);
+        if (cupace_params_check(&pc, who, err) < 0)
+            return -1;
+    } else {
+        snprintf(who, sizeof who, "stages '%s'", rt->stage_ops->name);
+        if (cupace_stage_run_init(&rt->stages, rt->stage_ops, rt->opts.stage_params, &rt->host,
+                                  rt->cfg.workload.partition_memory, who, err) < 0)
+            return -1;
+    }
     if (rt->stages.info.buffer_bytes &&
         !(rt->bufs = calloc(rt->pl.nparts ? rt->pl.nparts : 1, sizeof *rt->bufs)))
         return cupace_err_set(err, "%s: out of memory", rt->cfg.path);
@@ -1037,6 +1072,7 @@ void cupace_rt_destroy(struct cupace_rt *rt)
     if (rt->stages.ops)
         cupace_stage_run_fini(&rt->stages);
     rt_free(rt);
+    cupace_stage_plugin_close(&rt->plugin);     /* last: its code ran until here */
     free(rt);
 }
 

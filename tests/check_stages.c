@@ -327,6 +327,89 @@ START_TEST(a_buffer_beyond_partition_memory_is_refused)
 }
 END_TEST
 
+/* ---- stage plugins: backend = NAME ---------------------------------------- */
+
+static int run_backend(const char *backend, const char *extra, struct cupace_result *r,
+                       struct cupace_err *err)
+{
+    char body[2048];
+    struct cupace_config *cfg;
+    struct cupace_pacer_path path;
+    struct cupace_pacer_instance inst;
+    struct cupace_run_opts opts = { 0 };
+    int rc;
+
+    snprintf(body, sizeof body,
+             "[engine]\nmode = realtime\nbackend = %s\nsynth_workers = 4\nmemory_budget = 1GiB\n"
+             "[workload]\njobs = 4\npartitions_per_job = 5\npartition_memory = 64MiB\n"
+             "synth_time = 1ms\ngpu_prep = 0\ngpu_kernel = 1ms\ngpu_epilogue = 0\n%s",
+             backend, extra);
+    cfg = tu_config_with_plugins(body);
+    memset(r, 0, sizeof *r);
+    cupace_pacer_path_init(&path, cfg);
+    ck_assert_msg(cupace_pacer_instance_create(&inst, cfg, &path, "fixed", err) == 0, "%s", err->msg);
+    cupace_pacer_path_free(&path);
+    rc = cupace_realtime(cfg, &inst, &opts, r, err);
+    cupace_pacer_instance_destroy(&inst);
+    cupace_config_free(cfg);
+    return rc;
+}
+
+START_TEST(a_stage_plugin_runs_with_its_keys)
+{
+    struct cupace_result r;
+    struct cupace_err err;
+
+    ck_assert_msg(run_backend("stage_good", "[stages.stage_good]\nfail_index = 2\n"
+                              "sleep_scale = 0.5\n", &r, &err) == 0, "%s", err.msg);
+    ck_assert_uint_eq(r.failed, 4);                 /* index 2 of each job */
+    ck_assert_uint_eq(r.completed, 16);
+    ck_assert_uint_eq(r.stage_failures, 4);
+    ck_assert_msg(strstr(r.stage_failure, "index 2 is cursed"), "%s", r.stage_failure);
+    ck_assert(r.invariants_ok);
+}
+END_TEST
+
+static void backend_refused(const char *backend, const char *extra, const char *n1, const char *n2)
+{
+    struct cupace_result r;
+    struct cupace_err err;
+
+    ck_assert_int_eq(run_backend(backend, extra, &r, &err), -1);
+    ck_assert_msg(strstr(err.msg, n1) && strstr(err.msg, n2), "'%s' lacks '%s' or '%s'", err.msg,
+                  n1, n2);
+}
+
+START_TEST(each_bad_stage_plugin_is_refused)
+{
+    backend_refused("stage_bad_abi", "", "stage_bad_abi.so", "stage ABI 2");
+    backend_refused("stage_short", "", "stage_short.so", "is 16 bytes");
+    backend_refused("stage_missing_op", "", "stage_missing_op", "required op kernel");
+    backend_refused("stage_misnamed", "", "calls itself 'other_name'", "NAME.so");
+    backend_refused("stage_init_fails", "", "init failed", "no accelerator here");
+    backend_refused("no_symbol", "", "no symbol 'cupace_stages_entry'", "not a cupace stage plugin");
+    backend_refused("fixed", "", "no symbol 'cupace_stages_entry'", "fixed.so");
+    backend_refused("nowhere_to_be_found", "", "stage plugin 'nowhere_to_be_found'", "no nowhere");
+    backend_refused("stage_good", "[stages.stage_good]\nfail_indx = 2\n", "[stages.stage_good] fail_indx",
+                    "unknown key: stage plugin 'stage_good' never asked for it");
+    backend_refused("stage_good", "[stages.stage_good]\nsleep_scale = lots\n",
+                    "[stages.stage_good] sleep_scale", "expected");
+}
+END_TEST
+
+/* A name that is a path is refused by the configuration, before any file is opened. */
+START_TEST(a_backend_that_is_a_path_is_refused)
+{
+    struct cupace_err err;
+
+    ck_assert_ptr_null(tu_config("[engine]\nbackend = ../x/stage_good\n", &err));
+    ck_assert_msg(strstr(err.msg, "backend") && strstr(err.msg, "stage plugin's name"), "%s",
+                  err.msg);
+    ck_assert_ptr_null(tu_config("[stages.a/b]\nk = 1\n", &err));
+    ck_assert_msg(strstr(err.msg, "not a stage plugin name"), "%s", err.msg);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("stages");
@@ -338,6 +421,9 @@ int main(void)
     tcase_add_test(tc, a_failing_op_fails_its_partition_only);
     tcase_add_test(tc, a_failing_worker_setup_ends_the_run);
     tcase_add_test(tc, a_buffer_beyond_partition_memory_is_refused);
+    tcase_add_test(tc, a_stage_plugin_runs_with_its_keys);
+    tcase_add_test(tc, each_bad_stage_plugin_is_refused);
+    tcase_add_test(tc, a_backend_that_is_a_path_is_refused);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }
