@@ -49,7 +49,10 @@ static const char *const stmt_sql[NSTMT] = {
     /* S_CLAIM ($1 owner, $2 max jobs, $3 max partitions, $4 first may exceed, $5 lease us).
      * Jobs whose lease lapsed on their last attempt end failed (reaped,
      * ended); the rest of the claimable jobs are taken oldest first while
-     * their running sum of partitions stays within the credit. */
+     * their running sum of partitions stays within the credit.  Waiting
+     * jobs and lapsed leases are read apart, each along its own partial
+     * index, so that a claim reads a few rows however long the queue is
+     * (one scan with an OR sorted the whole table: 13 ms at 3000 jobs). */
     "WITH reaped AS ("
     "  DELETE FROM @TABLE@ WHERE id IN ("
     "    SELECT id FROM @TABLE@ WHERE state = 'claimed' AND lease_until < now()"
@@ -59,15 +62,19 @@ static const char *const stmt_sql[NSTMT] = {
     "  INSERT INTO @TABLE@_done (" KEPT ", state, owner, attempts, error, created)"
     "  SELECT " KEPT ", 'failed', owner, attempts,"
     "    'the lease lapsed on the last of ' || attempts || ' attempts', created FROM reaped),"
-    " candidates AS ("
-    "  SELECT id, priority, partitions FROM @TABLE@"
-    "  WHERE state = 'queued' OR (state = 'claimed' AND lease_until < now()"
-    "    AND attempts < max_attempts)"
+    " waiting AS ("
+    "  SELECT id, priority, partitions FROM @TABLE@ WHERE state = 'queued'"
     "  ORDER BY priority DESC, id LIMIT $2 FOR UPDATE SKIP LOCKED),"
+    " lapsed AS ("
+    "  SELECT id, priority, partitions FROM @TABLE@ WHERE state = 'claimed'"
+    "    AND lease_until < now() AND attempts < max_attempts"
+    "  ORDER BY priority DESC, id LIMIT $2 FOR UPDATE SKIP LOCKED),"
+    " candidates AS (SELECT * FROM waiting UNION ALL SELECT * FROM lapsed),"
     " picked AS ("
     "  SELECT id FROM (SELECT id, partitions,"
-    "      sum(partitions) OVER (ORDER BY priority DESC, id) AS upto FROM candidates) c"
-    "  WHERE upto <= $3 OR ($4 AND upto = partitions))"
+    "      sum(partitions) OVER (ORDER BY priority DESC, id) AS upto,"
+    "      row_number() OVER (ORDER BY priority DESC, id) AS n FROM candidates) c"
+    "  WHERE n <= $2 AND (upto <= $3 OR ($4 AND n = 1)))"
     "UPDATE @TABLE@ t SET state = 'claimed', owner = $1, attempts = t.attempts + 1,"
     "  lease_until = now() + $5::float8 * interval '1 microsecond'"
     " FROM picked WHERE t.id = picked.id"
