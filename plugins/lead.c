@@ -28,13 +28,14 @@
  *    B, which would hold the extra syntheses in place.  L is therefore the
  *    lowest per-epoch mean of the last few epochs (an epoch is about one
  *    synthesis), the lead an unstretched CPU gives, like BBR's min RTT.
- *  - CPU capacity: where the pipeline stays short of B with work pending,
- *    the CPU may be the bottleneck; the CPU probe shared with proctime
- *    (pace_util.h) then caps the syntheses where more only slow each other.
+ *  - CPU capacity: where the GPUs idle with nothing waiting while work is
+ *    pending, the CPU may be the bottleneck; the CPU probe shared with
+ *    proctime (pace_util.h) then caps the syntheses where more only slow
+ *    each other down.
  *  - Safety stock: z standard deviations of the partitions that arrive
  *    during one lead.  Dispatches spaced 1/mu apart with lead times of
- *    spread sigma_S make that count vary by mu sigma_S / sqrt(pi); GPU
- *    times of spread cv add mu L cv^2.  Not a fixed queue target.
+ *    spread sigma_S give that count a variance of mu sigma_S / sqrt(pi);
+ *    GPU times of spread cv add mu L cv^2.  Not a fixed queue target.
  *  - Recovery: after an idle gap (or any drain) the position is far below
  *    B, and the whole gap is dispatched at once rather than paced.
  *
@@ -47,8 +48,10 @@
 
 #include "pace_util.h"
 
-#define EPOCHS 4                    /* the min/max filters span this many epochs */
+#define EPOCHS 4                    /* the lead's min filter spans this many epochs */
 #define INV_SQRT_PI 0.5641895835
+/* The synthesis time is jittery (cv 0.15 in the PoRep model) and the
+ * target needs its mean, not the latest: an EMA over about 20 syntheses. */
 #define SYNTH_ALPHA 0.05
 
 struct lead_state {
@@ -65,7 +68,7 @@ struct lead_state {
     double synth_ns, synth_var;
     int have_synth;
     uint64_t last_synth_done, last_synth_ns;
-    /* epochs of about one synthesis: their mean lead and synthesis rate */
+    /* epochs of about one synthesis: their mean lead */
     uint64_t ep_t0, ep_done0, ep_ns0;
     double ep_lead[EPOCHS];
     unsigned nep, ep_next;
@@ -177,7 +180,7 @@ static void lead_update(void *state, const struct cupace_signals *s)
     sample_gpu(st, s);
     sample_synthesis(st, s);
     epoch(st, s);
-    /* the GPUs idle with work pending although the pipeline holds B */
+    /* the GPUs idle with nothing waiting while work is pending */
     pace_cpu_probe(&st->probe, s, st->target > 0, st->synth_ns,
                    s->pending > 0 && s->waiting == 0 && s->gpu_busy_workers < s->num_gpu_workers);
     if (s->waiting == 0 && s->gpu_busy_workers < s->num_gpu_workers)
@@ -198,18 +201,20 @@ static uint64_t lead_interval(void *state, const struct cupace_signals *s)
     struct lead_state *st = state;
     double cv2, var;
 
-    if (!st->have_gpu || !st->have_synth || !(st->proc_ns > 0) || !(st->dev_ns > 0))
+    if (!st->have_gpu || !st->have_synth || !(st->proc_ns > 0))
         return st->last_interval = 0;            /* nothing known yet: fill */
     st->mu = gpu_rate(st, s);
     st->lead_ns = st->synth_ns;
     for (unsigned i = 0; i < st->nep; i++)
         if (st->ep_lead[i] < st->lead_ns)
             st->lead_ns = st->ep_lead[i];
-    cv2 = st->batch_var / (st->dev_ns * st->dev_ns);
+    cv2 = st->dev_ns > 0 ? st->batch_var / (st->dev_ns * st->dev_ns) : 0;
     var = st->mu * sqrt(st->synth_var) * INV_SQRT_PI + st->mu * st->lead_ns * cv2;
     st->safety = st->z * sqrt(var);
     st->target = st->mu * st->lead_ns + st->safety;
     st->position = (double)(s->waiting + s->in_synthesis);
+    if (!isfinite(st->target))
+        return st->last_interval = 0;            /* zero-length work: no pacing to do */
     if (pace_cpu_full(&st->probe, s))
         return st->last_interval = CUPACE_PACE_HOLD; /* the CPU is full */
     if (st->position + 1 < st->target)
