@@ -1054,9 +1054,10 @@ int cupace_rt_run(struct cupace_rt *rt, struct cupace_result *res, struct cupace
         /* replay what the last events told, so describe() is current */
         pthread_mutex_lock(&rt->lock);
         replay_events(rt);
+        /* under the lock: a late stop call may still be setting these */
+        res->interrupted = rt->stopping || rt->cancelled;
         pthread_mutex_unlock(&rt->lock);
         cupace_result_end(res, &rt->pl, rt->pacer);
-        res->interrupted = rt->stopping || rt->cancelled;
         res->has_lateness = 1;
         res->lateness = cupace_quantiles(rt->lateness, rt->nlateness);
         res->stage_failures = rt->stage_failures;

@@ -103,6 +103,7 @@ struct interrupter {
     struct cupace_rt *rt;
     int count;
     long delay_ms;
+    uint64_t first_in_flight;   /* what the first (draining) stop found in flight */
 };
 
 static void *interrupt_later(void *arg)
@@ -112,19 +113,21 @@ static void *interrupt_later(void *arg)
 
     for (int i = 0; i < it->count; i++) {
         nanosleep(&ts, NULL);
-        cupace_rt_stop(it->rt, i == 0 ? CUPACE_RT_DRAIN : CUPACE_RT_CANCEL);
+        uint64_t in_flight = cupace_rt_stop(it->rt, i == 0 ? CUPACE_RT_DRAIN : CUPACE_RT_CANCEL);
+        if (i == 0)
+            it->first_in_flight = in_flight;
     }
     return NULL;
 }
 
-static void interrupted_run(int stops, struct cupace_result *r, double *wall)
+static void interrupted_run(int stops, struct cupace_result *r, double *wall, uint64_t *first_in_flight)
 {
     /* 4000 partitions at 30 ms of synthesis each: minutes if not stopped */
     struct cupace_config *cfg = tu_config_with_plugins(
         "[engine]\nmode = realtime\nbackend = emulated\nsynth_workers = 8\nmemory_budget = 1TiB\n"
         "[workload]\njobs = 400\npartitions_per_job = 10\nsynth_time = 30ms\ngpu_kernel = 20ms\n"
         "gpu_prep = 0\ngpu_epilogue = 0\nsynth_cv = 0\ngpu_cv = 0\n");
-    struct interrupter it = { NULL, stops, 150 };
+    struct interrupter it = { NULL, stops, 150, 0 };
     struct cupace_pacer_path path;
     struct cupace_pacer_instance inst;
     struct cupace_run_opts opts = { 0 };
@@ -142,6 +145,7 @@ static void interrupted_run(int stops, struct cupace_result *r, double *wall)
     pthread_create(&t, NULL, interrupt_later, &it);
     ck_assert_msg(cupace_rt_run(it.rt, r, &err) == 0, "%s", err.msg);
     pthread_join(t, NULL);
+    *first_in_flight = it.first_in_flight;
     clock_gettime(CLOCK_MONOTONIC, &b);
     *wall = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
     cupace_rt_destroy(it.rt);
@@ -153,12 +157,16 @@ START_TEST(first_interrupt_drains_what_is_in_flight)
 {
     struct cupace_result r;
     double wall;
+    uint64_t in_flight;
 
-    interrupted_run(1, &r, &wall);
+    interrupted_run(1, &r, &wall, &in_flight);
     ck_assert(r.interrupted);
     ck_assert_msg(wall < 5.0, "took %.2f s", wall);
-    ck_assert_uint_gt(r.completed, 0);
-    ck_assert_uint_eq(r.failed, 0);                 /* in flight finished */
+    /* what was in flight at the stop finished (how much that was depends on
+     * how far a loaded machine got in 150 ms) */
+    ck_assert_uint_ge(r.completed, in_flight);
+    ck_assert_uint_eq(r.completed, r.dispatched);
+    ck_assert_uint_eq(r.failed, 0);
     ck_assert_uint_gt(r.never_dispatched, 0);
     ck_assert_uint_eq(r.completed + r.failed + r.never_dispatched, 4000);
     ck_assert(r.invariants_ok);
@@ -169,8 +177,9 @@ START_TEST(second_interrupt_cancels_in_flight_work)
 {
     struct cupace_result r;
     double wall;
+    uint64_t in_flight;
 
-    interrupted_run(2, &r, &wall);
+    interrupted_run(2, &r, &wall, &in_flight);
     ck_assert(r.interrupted);
     ck_assert_msg(wall < 5.0, "took %.2f s", wall);
     ck_assert_uint_eq(r.completed + r.failed + r.never_dispatched, 4000);
