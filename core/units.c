@@ -91,7 +91,9 @@ static int parse_with_units(const char *s, const struct unit *units, uint64_t *o
             *why = "a value that fits in 64 bits";
             return -1;
         }
-        *out = (uint64_t)(v + 0.5L);
+        /* roundl, not v + 0.5: near 2^64 the sum needs a 65th bit and
+         * rounds an odd integer up by one */
+        *out = (uint64_t)roundl(v);
         return 0;
     }
     return -1;
@@ -210,18 +212,23 @@ int cupace_is_sql_name(const char *s, size_t max)
     return 1;
 }
 
+/* The unit is chosen on the value as it will be rounded, so that %g never
+ * writes an exponent ("1e+03us" for 999999 ns): the parser refuses those,
+ * and what a message prints should read back in a config. */
 void cupace_format_duration(uint64_t ns, char *buf, unsigned len)
 {
     double s = (double)ns / 1e9;
 
     if (ns == 0)
         snprintf(buf, len, "0");
-    else if (ns < 1000000)
+    else if (ns < 999500)
         snprintf(buf, len, "%.3gus", (double)ns / 1e3);
-    else if (ns < 1000000000)
+    else if (ns < 999500000)
         snprintf(buf, len, "%.3gms", (double)ns / 1e6);
-    else
+    else if (s < 9999.5)
         snprintf(buf, len, "%.4gs", s);
+    else
+        snprintf(buf, len, "%.0fs", s);
 }
 
 void cupace_format_size(uint64_t bytes, char *buf, unsigned len)

@@ -61,6 +61,11 @@ START_TEST(overflow_is_refused)
     ck_assert_int_eq(cupace_parse_duration("20000000000h", &v, &why), -1);
     ck_assert_int_eq(cupace_parse_size("99999999TiB", &v, &why), -1);
     ck_assert_int_eq(cupace_parse_u64("18446744073709551616", &v, &why), -1);
+    /* found by fuzz_units: large odd integers came out one too high */
+    ck_assert_int_eq(cupace_parse_duration("18446744073079551615ns", &v, &why), 0);
+    ck_assert_uint_eq(v, 18446744073079551615ULL);
+    ck_assert_int_eq(cupace_parse_size("18446744073709551613B", &v, &why), 0);
+    ck_assert_uint_eq(v, 18446744073709551613ULL);
     ck_assert_int_eq(cupace_parse_u64("18446744073709551615", &v, &why), 0);
     ck_assert_uint_eq(v, UINT64_MAX);
 }
@@ -142,6 +147,28 @@ START_TEST(saturating_add_never_wraps)
 }
 END_TEST
 
+/* Found by fuzz_units: 999999 ns was printed "1e+03us", which no config
+ * may say.  What the messages print must read back, near enough. */
+START_TEST(formatted_durations_read_back)
+{
+    static const uint64_t values[] = { 1, 999, 999499, 999500, 999999, 999499999, 999999999,
+                                       9999499999999ULL, 9999999999999ULL, 10800000000000ULL,
+                                       18000000000000000000ULL };
+    char buf[64];
+    uint64_t v;
+    const char *why;
+
+    for (unsigned i = 0; i < sizeof values / sizeof values[0]; i++) {
+        cupace_format_duration(values[i], buf, sizeof buf);
+        ck_assert_msg(cupace_parse_duration(buf, &v, &why) == 0, "%s is refused", buf);
+        ck_assert_msg(llabs((long long)(v / 1000) - (long long)(values[i] / 1000)) <=
+                          (long long)(values[i] / 200000) + 1,
+                      "%llu printed as %s reads %llu", (unsigned long long)values[i], buf,
+                      (unsigned long long)v);
+    }
+}
+END_TEST
+
 START_TEST(arrays_grow_by_doubling_and_refuse_overflow)
 {
     size_t cap = 0;
@@ -217,6 +244,7 @@ int main(void)
     tcase_add_test(tc, arrays_grow_by_doubling_and_refuse_overflow);
     tcase_add_test(tc, student_t_matches_its_tables);
     tcase_add_test(tc, confidence_interval_of_a_mean);
+    tcase_add_test(tc, formatted_durations_read_back);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }
