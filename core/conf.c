@@ -55,6 +55,7 @@ static int parse_trace(struct loader *ld, char *v, const char **why);
 static int parse_ab_pacers(struct loader *ld, char *v, const char **why);
 static int parse_queue_url(struct loader *ld, char *v, const char **why);
 static int parse_queue_table(struct loader *ld, char *v, const char **why);
+static int parse_fail_at(struct loader *ld, char *v, const char **why);
 
 #define E(f) offsetof(struct cupace_config, engine.f)
 #define W(f) offsetof(struct cupace_config, workload.f)
@@ -95,6 +96,7 @@ static const struct keydef keys[] = {
     { "workload", "contention", K_F64, W(contention), 1e-3, 1e3, NULL, NULL },
     { "workload", "device_speed", K_SPECIAL, 0, 0, 0, NULL, parse_device_speed },
     { "workload", "fail_rate", K_F64, W(fail_rate), 0, 1, NULL, NULL },
+    { "workload", "fail_at", K_SPECIAL, 0, 0, 0, NULL, parse_fail_at },
     { "workload", "time_scale", K_F64, W(time_scale), 1e-6, 1e6, NULL, NULL },
     { "workload", "change", K_SPECIAL, 0, 0, 0, NULL, parse_change },
     { "ab", "pacers", K_SPECIAL, 0, 0, 0, NULL, parse_ab_pacers },
@@ -432,6 +434,84 @@ static int parse_ab_pacers(struct loader *ld, char *v, const char **why)
         cfg->ab[i] = xstrdup(items[i]);
     cfg->nab = n;
     return 0;
+}
+
+static const char *const fail_stage_names[] = { "none", "synth", "prep", "kernel", "epilogue" };
+
+/* "JOB:PARTITION:STAGE"; the job's existence is checked in validate(). */
+static int parse_one_fail_at(char *item, struct cupace_fail_at *f)
+{
+    char *c1 = strchr(item, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL, *st;
+    uint64_t job, part;
+    const char *w;
+
+    if (!c2)
+        return -1;
+    *c1 = *c2 = '\0';
+    if (cupace_parse_u64(item, &job, &w) < 0 || job > UINT32_MAX ||
+        cupace_parse_u64(c1 + 1, &part, &w) < 0 || part > UINT32_MAX)
+        return -1;
+    f->job = (uint32_t)job;
+    f->part = (uint32_t)part;
+    for (st = c2 + 1; isspace((unsigned char)*st); st++)
+        ;
+    st[strcspn(st, " \t")] = '\0';
+    for (int i = CUPACE_FAIL_SYNTH; i <= CUPACE_FAIL_EPILOGUE; i++)
+        if (strcmp(st, fail_stage_names[i]) == 0) {
+            f->stage = (enum cupace_fail_stage)i;
+            return 0;
+        }
+    return -1;
+}
+
+static int cmp_fail_at(const void *a, const void *b)
+{
+    const struct cupace_fail_at *x = a, *y = b;
+
+    if (x->job != y->job)
+        return x->job < y->job ? -1 : 1;
+    return x->part < y->part ? -1 : x->part > y->part;
+}
+
+static int parse_fail_at(struct loader *ld, char *v, const char **why)
+{
+    struct cupace_workload *w = &ld->cfg->workload;
+    size_t n = 1;
+    char *buf, **items;
+    int rc = 0;
+
+    free(w->fail_at);
+    w->fail_at = NULL;
+    w->nfail_at = 0;
+    if (!*v)
+        return 0;
+    for (const char *c = v; *c; c++)
+        n += *c == ',';
+    buf = xstrdup(v);
+    items = xrealloc(NULL, n * sizeof *items);
+    split_list(buf, ',', items, n);
+    w->fail_at = xrealloc(NULL, n * sizeof *w->fail_at);
+    *why = "JOB:PARTITION:STAGE, comma-separated, with STAGE one of synth, prep, kernel, "
+           "epilogue (e.g. 0:3:kernel)";
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = parse_one_fail_at(items[i], &w->fail_at[i]);
+    if (rc == 0) {
+        qsort(w->fail_at, n, sizeof *w->fail_at, cmp_fail_at);
+        for (size_t i = 1; i < n && rc == 0; i++)
+            if (cmp_fail_at(&w->fail_at[i - 1], &w->fail_at[i]) == 0) {
+                *why = "each partition at most once";
+                rc = -1;
+            }
+    }
+    if (rc == 0) {
+        w->nfail_at = n;
+    } else {
+        free(w->fail_at);
+        w->fail_at = NULL;
+    }
+    free(items);
+    free(buf);
+    return rc;
 }
 
 static int parse_trace(struct loader *ld, char *v, const char **why)
@@ -1144,6 +1224,21 @@ static int validate(struct loader *ld)
         if (rc < 0)
             return -1;
     }
+    for (size_t i = 0; i < w->nfail_at; i++) {
+        const struct cupace_fail_at *f = &w->fail_at[i];
+        int trace = w->arrival == CUPACE_ARRIVAL_TRACE;
+        uint64_t njobs = trace ? w->ntrace_jobs : w->jobs;
+
+        if (f->job >= njobs)
+            return cross_fail(ld, "workload", "fail_at", "job %u does not exist: the jobs are "
+                              "0 to %llu, in arrival order", f->job,
+                              (unsigned long long)njobs - 1);
+        if (f->part >= (trace ? w->trace_jobs[f->job].partitions : w->partitions_per_job))
+            return cross_fail(ld, "workload", "fail_at", "job %u has no partition %u: its "
+                              "partitions are 0 to %llu", f->job, f->part,
+                              (unsigned long long)(trace ? w->trace_jobs[f->job].partitions
+                                                         : w->partitions_per_job) - 1);
+    }
     if (check_horizon(ld) < 0)
         return -1;
     for (size_t i = 0; i < cfg->nsections; i++)
@@ -1227,6 +1322,7 @@ void cupace_config_free(struct cupace_config *cfg)
         free(cfg->ab[i]);
     free(cfg->ab);
     free(cfg->workload.changes);
+    free(cfg->workload.fail_at);
     free(cfg->workload.trace);
     free(cfg->workload.trace_jobs);
     free(cfg->pacer_name);
@@ -1266,6 +1362,11 @@ uint64_t cupace_workload_partitions(const struct cupace_config *cfg)
     for (size_t i = 0; i < w->ntrace_jobs; i++)
         n += w->trace_jobs[i].partitions;
     return n;
+}
+
+const char *cupace_fail_stage_name(enum cupace_fail_stage st)
+{
+    return st <= CUPACE_FAIL_EPILOGUE ? fail_stage_names[st] : "?";
 }
 
 const char *cupace_dist_name(enum cupace_dist d)

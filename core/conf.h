@@ -78,6 +78,20 @@ struct cupace_change {
     unsigned nspeed;
 };
 
+/* Where a partition fails: at the end of its synthesis, of its GPU prep,
+ * of its kernel, or of its epilogue.  fail_rate draws SYNTH or KERNEL. */
+enum cupace_fail_stage {
+    CUPACE_FAIL_NONE = 0, CUPACE_FAIL_SYNTH, CUPACE_FAIL_PREP, CUPACE_FAIL_KERNEL,
+    CUPACE_FAIL_EPILOGUE
+};
+
+/* fail_at = JOB:PARTITION:STAGE: a partition that fails whatever its draw.
+ * JOB counts jobs from 0 in arrival order, PARTITION from 0 in the job. */
+struct cupace_fail_at {
+    uint32_t job, part;
+    enum cupace_fail_stage stage;
+};
+
 /* One job of a trace (or of a generated arrival process). */
 struct cupace_trace_job {
     uint64_t arrival_ns;
@@ -112,6 +126,8 @@ struct cupace_workload {
     double device_speed[CUPACE_MAX_DEVICES];   /* filled for every device */
     unsigned ndevice_speed;                    /* as written (1 = same for all) */
     double fail_rate;
+    struct cupace_fail_at *fail_at;            /* sorted by (job, part), each once */
+    size_t nfail_at;
     double time_scale;
     struct cupace_change *changes;             /* sorted by at_ns */
     size_t nchanges;
@@ -182,6 +198,9 @@ const char *cupace_config_plugin_of(const struct cupace_config *cfg, const char 
 
 /* The number of partitions the workload will bring. */
 uint64_t cupace_workload_partitions(const struct cupace_config *cfg);
+
+/* The stage a fail_at entry names: synth, prep, kernel, epilogue. */
+const char *cupace_fail_stage_name(enum cupace_fail_stage st);
 
 const char *cupace_dist_name(enum cupace_dist d);
 const char *cupace_arrival_name(enum cupace_arrival a);

@@ -273,6 +273,29 @@ int cupace_pipeline_contended(const struct cupace_pipeline *pl, unsigned device)
     return pl->device_holders[device] > 1;
 }
 
+/* A GPU worker gives up a partition that failed on it. */
+static void gpu_fail(struct cupace_pipeline *pl, uint64_t now, struct cupace_part *p,
+                     unsigned device)
+{
+    pl->gpu_busy--;
+    pl->device_holders[device]--;
+    finish_part(pl, now, p, 1);
+    notify(pl, now);
+}
+
+int cupace_pipeline_prep_end(struct cupace_pipeline *pl, uint64_t now, uint32_t id,
+                             unsigned device)
+{
+    struct cupace_part *p = &pl->parts[id];
+
+    assert(p->state == CUPACE_PART_GPU && !p->in_kernel);
+    if (p->fail != CUPACE_FAIL_PREP)
+        return 0;                   /* no signal changed: no update */
+    account(pl, now);
+    gpu_fail(pl, now, p, device);
+    return -1;
+}
+
 void cupace_pipeline_kernel_start(struct cupace_pipeline *pl, uint64_t now, uint32_t id,
                                   unsigned device, uint64_t prep_ns, uint64_t kernel_ns)
 {
@@ -305,22 +328,23 @@ int cupace_pipeline_kernel_end(struct cupace_pipeline *pl, uint64_t now, uint32_
     assert(p->state == CUPACE_PART_GPU && p->in_kernel);
     account(pl, now);
     kernel_stop(pl, p, device);
-    if (p->fail != CUPACE_FAIL_GPU)
+    if (p->fail != CUPACE_FAIL_KERNEL)
         return 0;                   /* no signal changed: no update */
-    pl->gpu_busy--;
-    pl->device_holders[device]--;
-    finish_part(pl, now, p, 1);
-    notify(pl, now);
+    gpu_fail(pl, now, p, device);
     return -1;
 }
 
-void cupace_pipeline_gpu_done(struct cupace_pipeline *pl, uint64_t now, uint32_t id,
-                              unsigned device, uint64_t epilogue_ns)
+int cupace_pipeline_gpu_done(struct cupace_pipeline *pl, uint64_t now, uint32_t id,
+                             unsigned device, uint64_t epilogue_ns)
 {
     struct cupace_part *p = &pl->parts[id];
 
     assert(p->state == CUPACE_PART_GPU && !p->in_kernel);
     account(pl, now);
+    if (p->fail == CUPACE_FAIL_EPILOGUE) {
+        gpu_fail(pl, now, p, device);
+        return -1;
+    }
     pl->gpu_busy--;
     pl->device_holders[device]--;
     /* time before done, so that a reader never sees a completion without it */
@@ -332,6 +356,7 @@ void cupace_pipeline_gpu_done(struct cupace_pipeline *pl, uint64_t now, uint32_t
                              (pl->part_mem - pl->release_at_kernel);
     finish_part(pl, now, p, 0);
     notify(pl, now);
+    return 0;
 }
 
 uint64_t cupace_pipeline_prep_ns(const struct cupace_pipeline *pl, uint64_t now, uint32_t part)

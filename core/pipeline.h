@@ -136,14 +136,21 @@ int cupace_pipeline_synth_end(struct cupace_pipeline *pl, uint64_t now, uint32_t
 uint32_t cupace_pipeline_take(struct cupace_pipeline *pl, uint64_t now, unsigned device);
 /* Whether a worker of `device` other than the caller holds a partition. */
 int cupace_pipeline_contended(const struct cupace_pipeline *pl, unsigned device);
+/* The prep ended; returns -1 if the partition failed there (fail_at ...:prep:
+ * it is then accounted as failed, its worker is free and no kernel runs),
+ * else 0. */
+int cupace_pipeline_prep_end(struct cupace_pipeline *pl, uint64_t now, uint32_t part,
+                             unsigned device);
 void cupace_pipeline_kernel_start(struct cupace_pipeline *pl, uint64_t now, uint32_t part,
                                   unsigned device, uint64_t prep_ns, uint64_t kernel_ns);
 /* The kernel ended; returns -1 if the partition failed on the GPU (it is then
  * accounted as failed and its worker is free), else 0. */
 int cupace_pipeline_kernel_end(struct cupace_pipeline *pl, uint64_t now, uint32_t part,
                                unsigned device);
-void cupace_pipeline_gpu_done(struct cupace_pipeline *pl, uint64_t now, uint32_t part,
-                              unsigned device, uint64_t epilogue_ns);
+/* The epilogue ended: the partition completed (0), or failed there (-1;
+ * fail_at ...:epilogue).  Either way its worker is free. */
+int cupace_pipeline_gpu_done(struct cupace_pipeline *pl, uint64_t now, uint32_t part,
+                             unsigned device, uint64_t epilogue_ns);
 
 /* The durations of a partition's GPU phases starting at now, by the model
  * (change points, trace overrides, device speed, and for the kernel the

@@ -522,6 +522,10 @@ static void gpu_process(struct cupace_rt *rt, struct rt_worker *wk, uint32_t id)
 
     if (call_op(rt, wk, ops->prep, "prep", id, prep) < 0)
         return;
+    if (cupace_pipeline_prep_end(&rt->pl, rt_now(rt), id, dev) < 0) {
+        free_buf(rt, id);               /* fail_at ...:prep */
+        return;
+    }
     if (exclusive && lock_device(rt, d) < 0) {
         fail_part(rt, wk, id);
         return;
@@ -544,7 +548,7 @@ static void gpu_process(struct cupace_rt *rt, struct rt_worker *wk, uint32_t id)
     if (call_op(rt, wk, ops->epilogue, "epilogue", id, e) < 0)
         return;
     /* the finalizer: time before the completion, inside the lock */
-    cupace_pipeline_gpu_done(&rt->pl, rt_now(rt), id, dev, e);
+    (void)cupace_pipeline_gpu_done(&rt->pl, rt_now(rt), id, dev, e);  /* or fail_at ...:epilogue */
     free_buf(rt, id);
 }
 

@@ -205,16 +205,21 @@ static void handle(struct sim *s, const struct cupace_event *ev)
         cupace_pipeline_synth_collect(&s->pl, &s->ps, now, 1, NULL, NULL);
         s->synth_dirty = 1;
         break;
-    case EV_PREP:
-        request_lock(s, now, ev->arg);
+    case EV_PREP: {
+        struct sim_worker *wk = &s->workers[ev->arg];
+        if (cupace_pipeline_prep_end(&s->pl, now, wk->part, wk->device) < 0)
+            idle_push(s, ev->arg);
+        else
+            request_lock(s, now, ev->arg);
         break;
+    }
     case EV_KERNEL:
         kernel_done(s, now, ev->arg);
         break;
     case EV_EPILOGUE: {
         struct sim_worker *wk = &s->workers[ev->arg];
-        cupace_pipeline_gpu_done(&s->pl, now, wk->part, wk->device, wk->epilogue_ns);
-        idle_push(s, ev->arg);
+        (void)cupace_pipeline_gpu_done(&s->pl, now, wk->part, wk->device, wk->epilogue_ns);
+        idle_push(s, ev->arg);      /* completed or failed, the worker is free */
         break;
     }
     case EV_PACER:

@@ -8,6 +8,7 @@
 #include "rng.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 size_t cupace_workload_njobs(const struct cupace_config *cfg)
 {
@@ -59,6 +60,17 @@ void cupace_draw_plan_init(struct cupace_draw_plan *plan, const struct cupace_co
     cupace_mult_init(&plan->synth, w->synth_dist, w->synth_cv);
     cupace_mult_init(&plan->gpu, w->gpu_dist, w->gpu_cv);
     plan->fail_rate = w->fail_rate;
+    plan->fail_at = w->fail_at;
+    plan->nfail_at = w->nfail_at;
+}
+
+static int cmp_fail_at(const void *a, const void *b)
+{
+    const struct cupace_fail_at *x = a, *y = b;
+
+    if (x->job != y->job)
+        return x->job < y->job ? -1 : 1;
+    return x->part < y->part ? -1 : x->part > y->part;
 }
 
 void cupace_workload_draw(const struct cupace_draw_plan *plan, uint32_t job, uint32_t part,
@@ -74,7 +86,14 @@ void cupace_workload_draw(const struct cupace_draw_plan *plan, uint32_t job, uin
     d->epilogue = cupace_mult_draw(&plan->gpu, &rng);
     u = cupace_rng_uniform(&rng);
     d->fail = u >= plan->fail_rate ? CUPACE_FAIL_NONE
-            : u < plan->fail_rate / 2 ? CUPACE_FAIL_SYNTH : CUPACE_FAIL_GPU;
+            : u < plan->fail_rate / 2 ? CUPACE_FAIL_SYNTH : CUPACE_FAIL_KERNEL;
+    if (plan->nfail_at) {
+        struct cupace_fail_at key = { job, part, CUPACE_FAIL_NONE };
+        const struct cupace_fail_at *at = bsearch(&key, plan->fail_at, plan->nfail_at,
+                                                  sizeof key, cmp_fail_at);
+        if (at)
+            d->fail = (uint8_t)at->stage;
+    }
 }
 
 /* The last change of KEY at or before now, or NULL. */

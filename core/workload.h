@@ -6,7 +6,9 @@
  *
  * Draws are mean-1 multipliers taken at the partition's creation from its
  * own stream (seed, job, partition) in the order synthesis, prep, kernel,
- * epilogue, failure.  A phase's duration is the mean in force when it starts
+ * epilogue, failure.  A partition named by fail_at fails where it says,
+ * whatever its failure draw (which is still taken, so that naming one
+ * partition changes no other's work).  A phase's duration is the mean in force when it starts
  * times its multiplier, so a change point affects phases that start after it
  * and running work is never rescaled.
  */
@@ -17,8 +19,6 @@
 
 #include "conf.h"
 #include "rng.h"
-
-enum cupace_fail_stage { CUPACE_FAIL_NONE = 0, CUPACE_FAIL_SYNTH = 1, CUPACE_FAIL_GPU = 2 };
 
 struct cupace_draws {
     double synth, prep, kernel, epilogue;   /* mean-1 multipliers */
@@ -34,6 +34,8 @@ struct cupace_draw_plan {
     uint64_t seed;
     struct cupace_mult synth, gpu;
     double fail_rate;
+    const struct cupace_fail_at *fail_at;   /* the workload's, sorted */
+    size_t nfail_at;
 };
 
 void cupace_draw_plan_init(struct cupace_draw_plan *plan, const struct cupace_config *cfg);

@@ -509,6 +509,44 @@ START_TEST(shipped_configs_load)
 }
 END_TEST
 
+START_TEST(fail_at_lists_partitions_and_stages)
+{
+    struct cupace_err err;
+    struct cupace_config *cfg = tu_config("[workload]\njobs = 3\npartitions_per_job = 4\n"
+                                          "fail_at = 2:1:epilogue, 0:3:prep,0:0:synth , 1:2:kernel\n",
+                                          &err);
+    const struct cupace_fail_at *f;
+
+    ck_assert_msg(cfg != NULL, "%s", err.msg);
+    ck_assert_uint_eq(cfg->workload.nfail_at, 4);
+    f = cfg->workload.fail_at;          /* sorted by job, then partition */
+    ck_assert(f[0].job == 0 && f[0].part == 0 && f[0].stage == CUPACE_FAIL_SYNTH);
+    ck_assert(f[1].job == 0 && f[1].part == 3 && f[1].stage == CUPACE_FAIL_PREP);
+    ck_assert(f[2].job == 1 && f[2].part == 2 && f[2].stage == CUPACE_FAIL_KERNEL);
+    ck_assert(f[3].job == 2 && f[3].part == 1 && f[3].stage == CUPACE_FAIL_EPILOGUE);
+    ck_assert_str_eq(cupace_fail_stage_name(f[3].stage), "epilogue");
+    cupace_config_free(cfg);
+}
+END_TEST
+
+START_TEST(bad_fail_at_names_the_partition)
+{
+    expect_error("[workload]\nfail_at = 0:0:gpu\n", "test.ini:2:", "fail_at", "synth, prep");
+    expect_error("[workload]\nfail_at = 0:0\n", "test.ini:2:", "fail_at", "JOB:PARTITION:STAGE");
+    expect_error("[workload]\nfail_at = 0:x:kernel\n", "test.ini:2:", "fail_at", NULL);
+    expect_error("[workload]\nfail_at = 0:0:kernel,\n", "test.ini:2:", "fail_at", NULL);
+    expect_error("[workload]\nfail_at = 1:2:kernel, 1:2:synth\n", "test.ini:2:", "fail_at",
+                 "at most once");
+    expect_error("[workload]\njobs = 5\nfail_at = 5:0:synth\n", "test.ini:3:", "job 5 does not exist",
+                 "0 to 4");
+    expect_error("[workload]\npartitions_per_job = 3\nfail_at = 0:3:synth\n", "test.ini:3:",
+                 "job 0 has no partition 3", "0 to 2");
+    tu_write("f.csv", "arrival,partitions\n5,2\n0,1\n");
+    expect_error("[workload]\narrival = trace\ntrace = f.csv\nfail_at = 0:1:prep\n", "test.ini:4:",
+                 "job 0 has no partition 1", NULL);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("conf");
@@ -521,6 +559,7 @@ int main(void)
     tcase_add_test(ok, traces_load_sorted);
     tcase_add_test(ok, shipped_configs_load);
     tcase_add_test(ok, queue_section_loads_with_defaults);
+    tcase_add_test(ok, fail_at_lists_partitions_and_stages);
     tcase_add_test(bad, unknown_section_names_line);
     tcase_add_test(bad, unknown_empty_section_is_refused);
     tcase_add_test(bad, unknown_key_names_key_and_line);
@@ -547,6 +586,7 @@ int main(void)
     tcase_add_test(bad, binary_input_is_refused);
     tcase_add_test(ok, long_trace_lines_are_one_row);
     tcase_add_test(ok, backwards_traces_sort_stably);
+    tcase_add_test(bad, bad_fail_at_names_the_partition);
     suite_add_tcase(s, ok);
     suite_add_tcase(s, bad);
     return tu_run(s);

@@ -97,6 +97,67 @@ START_TEST(zero_length_work_in_batches_is_all_accounted)
 }
 END_TEST
 
+/* fail_at in real time: one partition, failing at the end of each stage in
+ * turn (synthesis 100 ms, prep 50 ms, kernel 20 ms, epilogue 300 ms once
+ * scaled).  Sleeps never end early, so each run lasts at least up to the
+ * end of its stage; only a kernel that ran keeps the device busy. */
+START_TEST(fail_at_fails_the_partition_at_its_stage)
+{
+    static const struct {
+        const char *stage;
+        double min_s;
+        int kernel_ran;
+    } cases[] = { { "synth", 0.10, 0 }, { "prep", 0.15, 0 }, { "kernel", 0.17, 1 },
+                  { "epilogue", 0.47, 1 } };
+
+    for (unsigned i = 0; i < 4; i++) {
+        char body[512];
+        struct cupace_config *cfg;
+        struct cupace_result r;
+
+        snprintf(body, sizeof body,
+                 "[engine]\nmode = realtime\nbackend = emulated\nworkers_per_device = 1\n"
+                 "[workload]\njobs = 1\npartitions_per_job = 1\nsynth_time = 10s\n"
+                 "gpu_prep = 5s\ngpu_kernel = 2s\ngpu_epilogue = 30s\nsynth_cv = 0\ngpu_cv = 0\n"
+                 "time_scale = 0.01\nfail_at = 0:0:%s\n", cases[i].stage);
+        cfg = tu_config_with_plugins(body);
+        tu_run_cfg(cfg, "recorder", &r);
+        ck_assert_msg(r.failed == 1 && r.completed == 0 && r.jobs_failed == 1, "%s: %llu failed",
+                      cases[i].stage, (unsigned long long)r.failed);
+        ck_assert_msg(r.makespan_s >= cases[i].min_s, "%s: ended after %.3f s", cases[i].stage,
+                      r.makespan_s);
+        ck_assert_msg((r.gpu_busy_fraction > 0) == cases[i].kernel_ran, "%s: GPU busy %.3f",
+                      cases[i].stage, r.gpu_busy_fraction);
+        ck_assert(r.invariants_ok);
+        ck_assert_msg(strstr(r.pacer_state, "broken=0"), "%s", r.pacer_state);
+        cupace_config_free(cfg);
+    }
+}
+END_TEST
+
+/* Among 3000 zero-length partitions handed on in batches, exactly the four
+ * named fail, one at each stage, and everything else completes. */
+START_TEST(fail_at_accounts_for_every_partition)
+{
+    struct cupace_config *cfg = tu_config_with_plugins(
+        "[engine]\nmode = realtime\nbackend = emulated\ndevices = 2\nsynth_workers = 32\n"
+        "memory_budget = 1TiB\n"
+        "[workload]\njobs = 300\npartitions_per_job = 10\nsynth_time = 0\ngpu_prep = 0\n"
+        "gpu_kernel = 0\ngpu_epilogue = 0\ncpu_slots = 32\n"
+        "fail_at = 0:0:synth, 7:3:prep, 150:9:kernel, 299:5:epilogue\n");
+    struct cupace_result r;
+
+    tu_run_cfg(cfg, "recorder", &r);
+    ck_assert_uint_eq(r.failed, 4);
+    ck_assert_uint_eq(r.completed, 2996);
+    ck_assert_uint_eq(r.jobs_failed, 4);
+    ck_assert_uint_eq(r.jobs_completed, 296);
+    ck_assert(r.invariants_ok);
+    ck_assert_msg(strstr(r.pacer_state, "broken=0"), "%s", r.pacer_state);
+    cupace_config_free(cfg);
+}
+END_TEST
+
 /* Stops the run `count` times after `delay_ms` from another thread, as the
  * command's signal watcher does on SIGINT: first draining, then cancelling. */
 struct interrupter {
@@ -230,6 +291,8 @@ int main(void)
     tcase_add_test(tc, realtime_agrees_with_the_simulator);
     tcase_add_test(tc, faults_account_for_every_partition);
     tcase_add_test(tc, zero_length_work_in_batches_is_all_accounted);
+    tcase_add_test(tc, fail_at_fails_the_partition_at_its_stage);
+    tcase_add_test(tc, fail_at_accounts_for_every_partition);
     tcase_add_test(tc, first_interrupt_drains_what_is_in_flight);
     tcase_add_test(tc, second_interrupt_cancels_in_flight_work);
     tcase_add_test(tc, a_holding_controller_stalls_at_once);

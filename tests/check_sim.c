@@ -348,6 +348,59 @@ START_TEST(failures_account_for_every_partition)
 }
 END_TEST
 
+/* fail_at: the named partition fails at the end of the named stage, which
+ * with fixed durations is the run's end: synthesis 10 s, prep 1 s, kernel
+ * 2 s, epilogue 0.5 s.  Only a kernel that ran keeps the device busy. */
+START_TEST(fail_at_fails_the_partition_at_its_stage)
+{
+    static const struct {
+        const char *stage;
+        double end_s, busy_s;
+    } cases[] = { { "synth", 10, 0 }, { "prep", 11, 0 }, { "kernel", 13, 2 }, { "epilogue", 13.5, 2 } };
+
+    for (unsigned i = 0; i < 4; i++) {
+        char body[512];
+        struct cupace_result r;
+
+        snprintf(body, sizeof body, FIXED "jobs = 1\npartitions_per_job = 1\nsynth_time = 10s\n"
+                 "gpu_prep = 1s\ngpu_kernel = 2s\ngpu_epilogue = 0.5s\nfail_at = 0:0:%s\n"
+                 "[engine]\nworkers_per_device = 1\n", cases[i].stage);
+        run(body, "recorder", &r);
+        ck_assert_msg(r.failed == 1 && r.completed == 0 && r.jobs_failed == 1, "%s: %llu failed",
+                      cases[i].stage, (unsigned long long)r.failed);
+        ck_assert_msg(fabs(r.makespan_s - cases[i].end_s) < 1e-9, "%s: ended at %.3f s",
+                      cases[i].stage, r.makespan_s);
+        ck_assert_double_eq_tol(r.gpu_busy_fraction * r.makespan_s, cases[i].busy_s, 1e-9);
+        ck_assert(r.invariants_ok);
+        ck_assert_msg(strstr(r.pacer_state, "broken=0"), "%s", r.pacer_state);
+    }
+}
+END_TEST
+
+/* Several at once, among random failures: each named partition fails, and
+ * every partition and job is accounted for. */
+START_TEST(fail_at_and_fail_rate_account_for_everything)
+{
+    struct cupace_result r, base;
+
+    run("[workload]\njobs = 6\npartitions_per_job = 5\n"
+        "fail_at = 0:0:synth, 1:4:prep, 3:2:kernel, 5:1:epilogue\n", "recorder", &base);
+    ck_assert_uint_eq(base.failed, 4);
+    ck_assert_uint_eq(base.completed, 26);
+    ck_assert_uint_eq(base.jobs_failed, 4);
+    ck_assert_uint_eq(base.jobs_completed, 2);
+    ck_assert(base.invariants_ok);
+    run("[workload]\njobs = 6\npartitions_per_job = 5\nfail_rate = 0.1\n"
+        "fail_at = 0:0:synth, 1:4:prep, 3:2:kernel, 5:1:epilogue\n", "recorder", &r);
+    ck_assert_uint_ge(r.failed, 4);
+    ck_assert_uint_ge(r.jobs_failed, 4);
+    ck_assert_uint_eq(r.completed + r.failed, 30);
+    ck_assert_uint_eq(r.jobs_completed + r.jobs_failed, 6);
+    ck_assert(r.invariants_ok);
+    ck_assert_msg(strstr(r.pacer_state, "broken=0"), "%s", r.pacer_state);
+}
+END_TEST
+
 START_TEST(a_holding_controller_is_reported_as_a_stall)
 {
     struct cupace_result r;
@@ -503,6 +556,8 @@ int main(void)
     tcase_add_test(model, invariants_hold_over_random_workloads);
     tcase_add_test(model, failures_account_for_every_partition);
     tcase_add_test(model, a_holding_controller_is_reported_as_a_stall);
+    tcase_add_test(model, fail_at_fails_the_partition_at_its_stage);
+    tcase_add_test(model, fail_at_and_fail_rate_account_for_everything);
     tcase_add_test(model, traces_drive_arrivals);
     tcase_add_test(model, seeds_run_in_parallel_give_the_serial_results);
     tcase_add_test(seed, seed_case_proctime_keeps_the_gpu_fed);

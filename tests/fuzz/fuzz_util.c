@@ -186,6 +186,18 @@ static void check_workload(const struct cupace_config *cfg)
         if (w->changes[i].key == CUPACE_CHANGE_DEVICE_SPEED)
             check_speeds(w->changes[i].speed, (unsigned)cfg->engine.devices);
     }
+    for (size_t i = 0; i < w->nfail_at; i++) {
+        const struct cupace_fail_at *f = &w->fail_at[i];
+        int trace = w->arrival == CUPACE_ARRIVAL_TRACE;
+
+        FUZZ_REQUIRE(f->stage >= CUPACE_FAIL_SYNTH && f->stage <= CUPACE_FAIL_EPILOGUE,
+                     "fail_at stage %d", (int)f->stage);
+        FUZZ_REQUIRE(f->job < (trace ? w->ntrace_jobs : w->jobs) &&
+                     f->part < (trace ? w->trace_jobs[f->job].partitions : w->partitions_per_job),
+                     "fail_at %u:%u names no partition", f->job, f->part);
+        FUZZ_REQUIRE(i == 0 || f[-1].job < f->job || (f[-1].job == f->job && f[-1].part < f->part),
+                     "fail_at not sorted, or a partition twice, at %zu", i);
+    }
     if (w->arrival != CUPACE_ARRIVAL_TRACE)
         return;
     FUZZ_REQUIRE(w->ntrace_jobs > 0 && w->trace_jobs, "a trace without rows");
