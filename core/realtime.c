@@ -61,6 +61,9 @@ struct rt_worker {
     unsigned index;                     /* in its crew */
     unsigned device;                    /* GPU workers only */
     void *stage_state;                  /* GPU workers: what the stages' worker_setup gave */
+    const char *op;                     /* the stage op it is in, NULL if none (the watchdog's) */
+    uint32_t op_part;
+    uint64_t op_since;
     pthread_t thread;
 };
 
@@ -114,6 +117,7 @@ struct cupace_rt {
     uint64_t stage_failures;            /* partitions failed by an op's error */
     char stage_failure[512];            /* the first of them, with its reason */
     unsigned gpu_ready;                 /* GPU workers past worker_setup */
+    int abandoned;                      /* the watchdog left a thread in an op: keep everything */
     char setup_error[512];              /* a worker_setup's failure: the run ends */
     struct cupace_run_opts opts;
     struct cupace_result *res;
@@ -421,7 +425,7 @@ static int call_op(struct cupace_rt *rt, struct rt_worker *wk, cupace_stage_op o
     char why[256] = "";
     int rc = 0;
 
-    if (op && !(rt->emulated && model_ns == 0)) {  /* nothing to act out: keep the lock */
+    if (op && !rt->cancelled && !(rt->emulated && model_ns == 0)) {  /* nothing to act out: keep the lock */
         rv.id = id;
         rv.v = (struct cupace_part_view){
             .size = sizeof rv.v, .index = id - rt->pl.jobs[p->job].first, .job = p->job,
@@ -430,9 +434,13 @@ static int call_op(struct cupace_rt *rt, struct rt_worker *wk, cupace_stage_op o
             .buf_bytes = rt->bufs ? rt->stages.info.buffer_bytes : 0,
             .worker_state = wk->stage_state, .model_ns = model_ns, .host = &rt->host,
         };
+        wk->op = name;
+        wk->op_part = id;
+        wk->op_since = rt_now(rt);
         pthread_mutex_unlock(&rt->lock);
         rc = op(rt->stages.state, &rv.v, why, sizeof why);
         pthread_mutex_lock(&rt->lock);
+        wk->op = NULL;
         why[sizeof why - 1] = '\0';
         if (rc != 0 && !rt->cancelled)
             record_failure(rt, id, name, why);
@@ -693,6 +701,48 @@ static void record_lateness(struct cupace_rt *rt, uint64_t now, uint64_t due)
         rt->lateness[rt->nlateness++] = now > from ? (double)(now - from) / 1e9 : 0.0;
 }
 
+/* ---- the watchdog --------------------------------------------------------- */
+
+/* A stage op running past stall_timeout ends the run: stalled, with the
+ * partition and the op named.  Its thread cannot be stopped, so the run's
+ * memory, the stages' state and the plugin stay as they are (abandoned). */
+static int watchdog(struct cupace_rt *rt, uint64_t now)
+{
+    uint64_t limit = rt->cfg.engine.stall_timeout_ns;
+    struct rt_worker *w = NULL;
+
+    if (limit == 0)
+        return 0;
+    for (size_t i = 0; i < rt->nsynth_started && !w; i++)
+        if (rt->synth_workers[i].op && now - rt->synth_workers[i].op_since >= limit)
+            w = &rt->synth_workers[i];
+    for (size_t i = 0; i < rt->ngpu_started && !w; i++)
+        if (rt->gpu_workers[i].op && now - rt->gpu_workers[i].op_since >= limit)
+            w = &rt->gpu_workers[i];
+    if (!w)
+        return 0;
+    {
+        const struct cupace_part *p = &rt->pl.parts[w->op_part];
+        rt->res->stalled = 1;
+        snprintf(rt->res->stall_reason, sizeof rt->res->stall_reason,
+                 "stages '%s': %s of job %u partition %u has not returned after %.3fs "
+                 "([engine] stall_timeout): the run is ended and its thread left behind",
+                 rt->stages.ops->name, w->op, p->job, w->op_part - rt->pl.jobs[p->job].first,
+                 (double)(now - w->op_since) / 1e9);
+    }
+    rt->abandoned = 1;
+    cancel_locked(rt);
+    return 1;
+}
+
+/* When the watchdog looks next: a quarter of the timeout from now. */
+static uint64_t next_watch(const struct cupace_rt *rt, uint64_t now)
+{
+    uint64_t t = rt->cfg.engine.stall_timeout_ns;
+
+    return t ? cupace_sat_add(now, t / 4 ? t / 4 : 1) : UINT64_MAX;
+}
+
 /* When the next progress report is due after now. */
 static uint64_t next_progress(const struct cupace_rt *rt, uint64_t now)
 {
@@ -701,10 +751,16 @@ static uint64_t next_progress(const struct cupace_rt *rt, uint64_t now)
 
 static void dispatch_loop(struct cupace_rt *rt)
 {
-    uint64_t next_report = next_progress(rt, 0);
+    uint64_t next_report = next_progress(rt, 0), next_check = next_watch(rt, 0);
 
     for (;;) {
         uint64_t now = rt_now(rt), deadline, in_flight, due;
+
+        if (now >= next_check) {
+            if (watchdog(rt, now))
+                break;
+            next_check = next_watch(rt, now);
+        }
 
         while (cupace_pipeline_next_arrival(&rt->pl) <= now)
             cupace_pipeline_arrive(&rt->pl, now);
@@ -725,6 +781,8 @@ static void dispatch_loop(struct cupace_rt *rt)
         deadline = rt->stopping ? UINT64_MAX : cupace_pipeline_next_arrival(&rt->pl);
         if (next_report < deadline)
             deadline = next_report;
+        if (next_check < deadline)
+            deadline = next_check;
         if (!rt->stopping) {
             switch (cupace_dispatcher_gate(&rt->disp, now, &due)) {
             case CUPACE_GATE_DUE:
@@ -961,11 +1019,18 @@ static void join_threads(struct cupace_rt *rt)
     pthread_cond_broadcast(&rt->synth_cv);
     crew_wake_all(&rt->synth_crew);
     crew_wake_all(&rt->gpu_crew);
+    for (size_t i = 0; i < rt->nsynth_started + rt->ngpu_started; i++) {
+        struct rt_worker *w = i < rt->nsynth_started ? &rt->synth_workers[i]
+                                                     : &rt->gpu_workers[i - rt->nsynth_started];
+        if (rt->abandoned && w->op) {
+            pthread_detach(w->thread);  /* in an op that may never return */
+            continue;
+        }
+        pthread_mutex_unlock(&rt->lock);
+        pthread_join(w->thread, NULL);
+        pthread_mutex_lock(&rt->lock);
+    }
     pthread_mutex_unlock(&rt->lock);
-    for (size_t i = 0; i < rt->nsynth_started; i++)
-        pthread_join(rt->synth_workers[i].thread, NULL);
-    for (size_t i = 0; i < rt->ngpu_started; i++)
-        pthread_join(rt->gpu_workers[i].thread, NULL);
 }
 
 /* The stages' init, and the per-partition buffers they declare. */
@@ -1070,10 +1135,21 @@ int cupace_rt_run(struct cupace_rt *rt, struct cupace_result *res, struct cupace
     return rc;
 }
 
+/* Runs the watchdog abandoned, kept reachable: threads left in an op may
+ * still touch them (and a leak checker would call them lost). */
+static struct cupace_rt *abandoned_runs[16];
+static unsigned nabandoned;
+
 void cupace_rt_destroy(struct cupace_rt *rt)
 {
     if (!rt)
         return;
+    if (rt->abandoned) {
+        unsigned i = __atomic_fetch_add(&nabandoned, 1, __ATOMIC_RELAXED);
+        if (i < sizeof abandoned_runs / sizeof *abandoned_runs)
+            abandoned_runs[i] = rt;
+        return;
+    }
     if (rt->stages.ops)
         cupace_stage_run_fini(&rt->stages);
     rt_free(rt);

@@ -5,6 +5,8 @@
 #include "config.h"
 
 #include <check.h>
+#include <pthread.h>
+#include <time.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -327,6 +329,58 @@ START_TEST(a_buffer_beyond_partition_memory_is_refused)
 }
 END_TEST
 
+/* ---- the watchdog --------------------------------------------------------- */
+
+static pthread_mutex_t never_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t never_cv = PTHREAD_COND_INITIALIZER;
+
+static int stuck_kernel(void *s, const struct cupace_part_view *v, char *e, size_t l)
+{
+    (void)s, (void)e, (void)l;
+    if (v->job == 1 && v->index == 2) {
+        pthread_mutex_lock(&never_lock);
+        for (;;)                    /* an op that never returns, as a hung driver call would */
+            pthread_cond_wait(&never_cv, &never_lock);
+    }
+    return 0;
+}
+
+START_TEST(a_blocked_op_is_caught_by_the_watchdog)
+{
+    struct cupace_stages t = probe_stages;
+    struct cupace_config *cfg = tu_config_with_plugins(
+        "[engine]\nmode = realtime\nstall_timeout = 200ms\nmemory_budget = 1GiB\n"
+        "[workload]\njobs = 3\npartitions_per_job = 5\npartition_memory = 64MiB\n");
+    struct cupace_pacer_path path;
+    struct cupace_pacer_instance inst;
+    struct cupace_run_opts opts = { .stages = &t };
+    struct cupace_result r;
+    struct cupace_err err;
+    struct timespec a, b;
+
+    memset(&probe, 0, sizeof probe);
+    probe.fail_op = -1;
+    t.worker_setup = NULL;
+    t.worker_teardown = NULL;
+    t.kernel = stuck_kernel;
+    memset(&r, 0, sizeof r);
+    cupace_pacer_path_init(&path, cfg);
+    ck_assert_msg(cupace_pacer_instance_create(&inst, cfg, &path, "fixed", &err) == 0, "%s", err.msg);
+    cupace_pacer_path_free(&path);
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    ck_assert_msg(cupace_realtime(cfg, &inst, &opts, &r, &err) == 0, "%s", err.msg);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    ck_assert(r.stalled);
+    ck_assert_msg(strstr(r.stall_reason, "kernel of job 1 partition 2") &&
+                  strstr(r.stall_reason, "stall_timeout"), "%s", r.stall_reason);
+    ck_assert_msg(b.tv_sec - a.tv_sec < 10, "the watchdog took %ld s", (long)(b.tv_sec - a.tv_sec));
+    ck_assert(r.invariants_ok);
+    ck_assert_uint_lt(r.completed, 15);
+    cupace_pacer_instance_destroy(&inst);
+    cupace_config_free(cfg);
+}
+END_TEST
+
 /* ---- stage plugins: backend = NAME ---------------------------------------- */
 
 static int run_backend(const char *backend, const char *extra, struct cupace_result *r,
@@ -421,6 +475,7 @@ int main(void)
     tcase_add_test(tc, a_failing_op_fails_its_partition_only);
     tcase_add_test(tc, a_failing_worker_setup_ends_the_run);
     tcase_add_test(tc, a_buffer_beyond_partition_memory_is_refused);
+    tcase_add_test(tc, a_blocked_op_is_caught_by_the_watchdog);
     tcase_add_test(tc, a_stage_plugin_runs_with_its_keys);
     tcase_add_test(tc, each_bad_stage_plugin_is_refused);
     tcase_add_test(tc, a_backend_that_is_a_path_is_refused);
