@@ -321,13 +321,12 @@ static int same_report(const struct cupace_result *a, const struct cupace_result
 
 struct totals {
     unsigned long long runs, sim, rt, partitions, completed, failed, named, events;
-    unsigned long long stage_runs[2];
 };
 
 static void keep_failure(const struct scenario *sc)
 {
     static unsigned kept;
-    char name[64], line[64];
+    char name[64];
     const char *t = strstr(sc->ini, "trace = soak-trace.csv");
     FILE *fp;
 
@@ -338,6 +337,8 @@ static void keep_failure(const struct scenario *sc)
     if (!fp)
         return;
     if (t) {                        /* keep its trace too */
+        char line[64];
+
         snprintf(line, sizeof line, "soak-fail-%u.csv", kept);
         rename("soak-trace.csv", line);
         fprintf(fp, "%.*strace = %s%s", (int)(t - sc->ini), sc->ini, line,
