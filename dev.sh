@@ -9,7 +9,7 @@
 set -eu
 cd "$(dirname "$0")"
 
-deps="autoconf automake libtool pkg-config make gcc check gnuplot-nox postgresql libpq-dev"
+deps="autoconf automake libtool pkg-config make gcc check gnuplot-nox postgresql libpq-dev libmicrohttpd-dev"
 missing=
 for p in $deps; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

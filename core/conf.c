@@ -56,6 +56,7 @@ static int parse_ab_pacers(struct loader *ld, char *v, const char **why);
 static int parse_queue_url(struct loader *ld, char *v, const char **why);
 static int parse_queue_table(struct loader *ld, char *v, const char **why);
 static int parse_fail_at(struct loader *ld, char *v, const char **why);
+static int parse_serve_metrics(struct loader *ld, char *v, const char **why);
 
 #define E(f) offsetof(struct cupace_config, engine.f)
 #define W(f) offsetof(struct cupace_config, workload.f)
@@ -106,6 +107,7 @@ static const struct keydef keys[] = {
     { "queue", "lease", K_DURATION, Q(lease_ns), 1e8, 8.64e13, NULL, NULL },
     { "queue", "poll", K_DURATION, Q(poll_ns), 1e7, 3.6e12, NULL, NULL },
     { "queue", "max_attempts", K_U64, Q(max_attempts), 1, 1e6, NULL, NULL },
+    { "serve", "metrics", K_SPECIAL, 0, 0, 0, NULL, parse_serve_metrics },
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -542,6 +544,19 @@ static int parse_queue_table(struct loader *ld, char *v, const char **why)
     return 0;
 }
 
+static int parse_serve_metrics(struct loader *ld, char *v, const char **why)
+{
+    char host[64];
+    unsigned port;
+
+    *why = "HOST:PORT with a numeric host, e.g. 127.0.0.1:9464 or [::1]:9464 (empty: none)";
+    if (*v && cupace_parse_hostport(v, host, sizeof host, &port) < 0)
+        return -1;
+    free(ld->cfg->serve_metrics);
+    ld->cfg->serve_metrics = *v ? xstrdup(v) : NULL;
+    return 0;
+}
+
 /* ---- the pacer sections ------------------------------------------------ */
 
 static struct cupace_pacer_section *find_in(struct cupace_pacer_section *v, size_t n,
@@ -702,7 +717,7 @@ static int set_key(struct loader *ld, const char *section, const char *key, cons
         return set_pacer_key(ld, section, label, key, value, 1);
     if (!section_has_keys(section))
         return fail(ld, section, NULL, "unknown section (known: engine, pacer, pacer.LABEL, "
-                    "stages.NAME, workload, ab, queue)");
+                    "stages.NAME, workload, ab, queue, serve)");
     idx = find_key(section, key);
     if (idx < 0)
         return fail(ld, section, key, "unknown key");
@@ -735,7 +750,7 @@ static int on_section(struct loader *ld, const char *name)
     }
     if (!section_has_keys(name))
         return fail(ld, name, NULL, "unknown section (known: engine, pacer, pacer.LABEL, "
-                    "stages.NAME, workload, ab, queue)");
+                    "stages.NAME, workload, ab, queue, serve)");
     return 0;
 }
 
@@ -1331,6 +1346,7 @@ void cupace_config_free(struct cupace_config *cfg)
     free(cfg->pacer_path);
     free(cfg->queue.url);
     free(cfg->queue.table);
+    free(cfg->serve_metrics);
     free(cfg->path);
     free(cfg->dir);
     free(cfg);

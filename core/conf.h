@@ -175,6 +175,7 @@ struct cupace_config {
     size_t nab;
     struct cupace_workload workload;
     struct cupace_queue_settings queue;
+    char *serve_metrics;               /* [serve] metrics: HOST:PORT, or NULL (none) */
 };
 
 /* A --set override: "SECTION.KEY=VALUE". */

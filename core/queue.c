@@ -209,6 +209,13 @@ static int lose(struct cupace_queue *q, struct cupace_err *err, const char *what
     return CUPACE_QUEUE_DOWN;
 }
 
+/* libpq prints the server's notices on stderr unless told otherwise; the
+ * errors that matter come back through the calls. */
+static void ignore_notice(void *arg, const char *message)
+{
+    (void)arg, (void)message;
+}
+
 int cupace_queue_connect(struct cupace_queue *q, struct cupace_err *err)
 {
     /* connect_timeout first: the url's own value, if any, overrides it */
@@ -228,6 +235,7 @@ int cupace_queue_connect(struct cupace_queue *q, struct cupace_err *err)
     q->conn = PQconnectdbParams(keys, values, 1);
     if (!q->conn || PQstatus(q->conn) != CONNECTION_OK)
         return lose(q, err, "cannot connect", q->conn ? PQerrorMessage(q->conn) : "out of memory");
+    PQsetNoticeProcessor(q->conn, ignore_notice, NULL);
     q->backoff_ns = 0;
     return CUPACE_QUEUE_OK;
 }
@@ -368,9 +376,6 @@ int cupace_queue_init(struct cupace_queue *q, struct cupace_err *err)
     sql = expand(cupace_queue_sql, q->table);
     if (!sql)
         return cupace_err_set(err, "out of memory"), CUPACE_QUEUE_ERROR;
-    /* a silent server: CREATE ... IF NOT EXISTS notices are not for the user */
-    res = PQexec(q->conn, "SET client_min_messages = warning");
-    PQclear(res);
     /* PQexec runs a multi-statement string as one transaction */
     res = PQexec(q->conn, sql);
     free(sql);
@@ -384,8 +389,6 @@ int cupace_queue_init(struct cupace_queue *q, struct cupace_err *err)
             return lose(q, err, "init", why);
         return cupace_err_set(err, "queue %s: init: %s", q->table, why), CUPACE_QUEUE_ERROR;
     }
-    PQclear(res);
-    res = PQexec(q->conn, "RESET client_min_messages");
     PQclear(res);
     return CUPACE_QUEUE_OK;
 }

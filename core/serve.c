@@ -20,7 +20,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -165,6 +167,42 @@ void cupace_serve_last_error(struct cupace_serve *s, struct cupace_err *err)
     pthread_mutex_unlock(&s->lock);
 }
 
+/* The counters as Prometheus metrics: one table gives names, kinds and help. */
+void cupace_serve_metrics(struct cupace_serve *s, FILE *out)
+{
+#define M(f, kind, name, help) { offsetof(struct cupace_serve_stats, f), kind, name, help }
+    static const struct {
+        size_t off;
+        const char *kind, *name, *help;
+    } m[] = {
+        M(claim_rounds, "counter", "claim_rounds_total", "Claims that took at least one job."),
+        M(jobs_claimed, "counter", "jobs_claimed_total", "Jobs claimed."),
+        M(partitions_claimed, "counter", "partitions_claimed_total", "Partitions of the jobs claimed."),
+        M(completed, "counter", "jobs_completed_total", "Results written as done."),
+        M(failed, "counter", "jobs_failed_total", "Jobs that ended failed on their last attempt."),
+        M(retried, "counter", "jobs_retried_total", "Failed jobs put back for another attempt."),
+        M(leases_lost, "counter", "leases_lost_total", "Outcomes refused: the lease was lost."),
+        M(given_back, "counter", "jobs_given_back_total", "Jobs given back on a cancel."),
+        M(db_errors, "counter", "db_errors_total", "Database calls that failed."),
+        M(held, "gauge", "jobs_held", "Jobs started and not yet ended."),
+        M(held_partitions, "gauge", "partitions_held", "Partitions of the jobs held."),
+        M(max_held_partitions, "gauge", "partitions_held_max", "The most partitions held at once."),
+        M(outbox, "gauge", "outcomes_unwritten", "Outcomes waiting for the database."),
+        M(connected, "gauge", "connected", "1 while the database connection is up."),
+    };
+#undef M
+    struct cupace_serve_stats st;
+
+    cupace_serve_stats(s, &st);
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+        uint64_t v;
+
+        memcpy(&v, (const char *)&st + m[i].off, sizeof v);
+        fprintf(out, "# HELP cupace_queue_%s %s\n# TYPE cupace_queue_%s %s\ncupace_queue_%s %" PRIu64
+                "\n", m[i].name, m[i].help, m[i].name, m[i].kind, m[i].name, v);
+    }
+}
+
 /* Counts a failed call and keeps its message. */
 static void db_error(struct cupace_serve *s, const struct cupace_err *err)
 {
@@ -304,5 +342,8 @@ int cupace_serve_run(struct cupace_serve *s, struct cupace_err *err)
         if (rc == CUPACE_QUEUE_DOWN)
             db_error(s, &e);
         unpoke(s);
+        pthread_mutex_lock(&s->lock);
+        s->st.connected = (uint64_t)cupace_queue_connected(s->q);
+        pthread_mutex_unlock(&s->lock);
     }
 }

@@ -24,6 +24,7 @@
 #define CUPACE_SERVE_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "conf.h"
 #include "error.h"
@@ -60,6 +61,7 @@ struct cupace_serve_stats {
     uint64_t held_partitions;        /* their partitions, now */
     uint64_t max_held_partitions;
     uint64_t outbox;                 /* outcomes waiting to be written, now */
+    uint64_t connected;              /* 1 while the database connection is up */
 };
 
 struct cupace_serve;
@@ -85,6 +87,10 @@ void cupace_serve_stop(struct cupace_serve *s, enum cupace_serve_stop how);
 
 /* From any thread: a copy of the counters. */
 void cupace_serve_stats(struct cupace_serve *s, struct cupace_serve_stats *out);
+
+/* From any thread: the counters in the Prometheus text format, named
+ * cupace_queue_*, for a metrics endpoint (metrics_http.h). */
+void cupace_serve_metrics(struct cupace_serve *s, FILE *out);
 
 /* The last database error the loop met ("" if none), copied into err. */
 void cupace_serve_last_error(struct cupace_serve *s, struct cupace_err *err);

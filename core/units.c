@@ -212,6 +212,36 @@ int cupace_is_sql_name(const char *s, size_t max)
     return 1;
 }
 
+int cupace_parse_hostport(const char *s, char *host, size_t hostlen, unsigned *port)
+{
+    const char *h = s, *he, *colon;
+    char *end;
+    unsigned long p;
+
+    if (s[0] == '[') {                 /* [v6 address]:port */
+        he = strchr(s, ']');
+        if (!he || he[1] != ':')
+            return -1;
+        h = s + 1;
+        colon = he + 1;
+    } else {
+        colon = strrchr(s, ':');
+        if (!colon || memchr(s, ':', (size_t)(colon - s)))
+            return -1;                 /* a bare v6 address needs its brackets */
+        he = colon;
+    }
+    if (he == h || (size_t)(he - h) >= hostlen || colon[1] < '0' || colon[1] > '9')
+        return -1;
+    errno = 0;
+    p = strtoul(colon + 1, &end, 10);
+    if (*end || errno || p > 65535)
+        return -1;
+    memcpy(host, h, (size_t)(he - h));
+    host[he - h] = '\0';
+    *port = (unsigned)p;
+    return 0;
+}
+
 /* The unit is chosen on the value as it will be rounded, so that %g never
  * writes an exponent ("1e+03us" for 999999 ns): the parser refuses those,
  * and what a message prints should read back in a config. */

@@ -31,6 +31,11 @@ int cupace_is_identifier(const char *s);
  * quoting and reads the same folded to lower case (the queue's table). */
 int cupace_is_sql_name(const char *s, size_t max);
 
+/* "HOST:PORT" or "[HOST]:PORT" (port 0 to 65535) split into HOST (at most
+ * hostlen - 1 bytes) and *port: 0, or -1 if it has another form.  The host
+ * is not looked up. */
+int cupace_parse_hostport(const char *s, char *host, size_t hostlen, unsigned *port);
+
 /* Human forms for reports: "2.5s", "14GiB". */
 void cupace_format_duration(uint64_t ns, char *buf, unsigned len);
 void cupace_format_size(uint64_t bytes, char *buf, unsigned len);

@@ -137,6 +137,11 @@ START_TEST(queue_section_loads_with_defaults)
     ck_assert_uint_eq(cfg->queue.lease_ns, 120000000000ULL);
     ck_assert_uint_eq(cfg->queue.poll_ns, 250000000ULL);
     ck_assert_uint_eq(cfg->queue.max_attempts, 5);
+    ck_assert_ptr_null(cfg->serve_metrics);
+    cupace_config_free(cfg);
+    cfg = tu_config("[serve]\nmetrics = [::1]:9464\n", &err);
+    ck_assert_msg(cfg != NULL, "%s", err.msg);
+    ck_assert_str_eq(cfg->serve_metrics, "[::1]:9464");
     cupace_config_free(cfg);
 }
 END_TEST
@@ -152,6 +157,9 @@ START_TEST(bad_queue_keys_are_refused)
     expect_error("[queue]\npoll = 1\n", "test.ini:2:", "poll", NULL);
     expect_error("[queue]\nmax_attempts = 0\n", "test.ini:2:", "max_attempts", "from 1");
     expect_error("[queue]\nowner = me\n", "test.ini:2:", "owner", "unknown key");
+    expect_error("[serve]\nmetrics = 9464\n", "test.ini:2:", "[serve] metrics", "HOST:PORT");
+    expect_error("[serve]\nmetrics = 127.0.0.1:65536\n", "test.ini:2:", "metrics", NULL);
+    expect_error("[serve]\nmetrics = ::1:80\n", "test.ini:2:", "metrics", NULL);
 }
 END_TEST
 

@@ -11,17 +11,22 @@
  */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <check.h>
 #include <libpq-fe.h>
+#include <netinet/in.h>
 #include <pthread.h>
+#include <regex.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "metrics_http.h"
 #include "serve.h"
 #include "testutil.h"
 
@@ -386,6 +391,84 @@ START_TEST(a_database_restart_mid_run_loses_nothing)
 }
 END_TEST
 
+/* GET PATH from 127.0.0.1:PORT over HTTP/1.0: the whole answer, malloc'd. */
+static char *http_get(unsigned port, const char *path)
+{
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+    char req[256], *buf = malloc(65536);
+    size_t n = 0;
+    ssize_t r;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    ck_assert(fd >= 0 && buf);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    snprintf(req, sizeof req, "GET %s HTTP/1.0\r\nHost: localhost\r\n\r\n", path);
+    ck_assert_int_eq(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+    while ((r = read(fd, buf + n, 65535 - n)) > 0)
+        n += (size_t)r;
+    buf[n] = '\0';
+    close(fd);
+    return buf;
+}
+
+static void render(void *ctx, FILE *out)
+{
+    cupace_serve_metrics(ctx, out);
+}
+
+START_TEST(metrics_parse_as_prometheus_text)
+{
+    const char *t = "s_metrics";
+    struct fake f;
+    struct cupace_metrics_http *h;
+    struct cupace_err err;
+    regex_t help, type, sample;
+    char *answer, *body, *line, *save = NULL;
+    int samples = 0, completed = -1;
+
+    fresh(t, 10, 1);
+    node_start(&f, t, "n", 2, 1, 30000, 0);
+    ck_assert(wait_for("SELECT count(*) FROM @T_done", t, 10, 20));
+    h = cupace_metrics_http_start("127.0.0.1:0", render, f.s, &err);
+    ck_assert_msg(h != NULL, "%s", err.msg);
+    ck_assert_uint_gt(cupace_metrics_http_port(h), 0);
+    answer = http_get(cupace_metrics_http_port(h), "/metrics");
+    ck_assert_msg(strncmp(answer, "HTTP/1.0 200", 12) == 0 || strncmp(answer, "HTTP/1.1 200", 12) == 0,
+                  "%.80s", answer);
+    ck_assert_msg(strstr(answer, "text/plain; version=0.0.4"), "%s", answer);
+    body = strstr(answer, "\r\n\r\n");
+    ck_assert_ptr_nonnull(body);
+    /* the text format: HELP and TYPE comments, then samples "name value" */
+    ck_assert_int_eq(regcomp(&help, "^# HELP [a-zA-Z_:][a-zA-Z0-9_:]* .+$", REG_EXTENDED | REG_NOSUB), 0);
+    ck_assert_int_eq(regcomp(&type, "^# TYPE [a-zA-Z_:][a-zA-Z0-9_:]* (counter|gauge)$",
+                             REG_EXTENDED | REG_NOSUB), 0);
+    ck_assert_int_eq(regcomp(&sample, "^[a-zA-Z_:][a-zA-Z0-9_:]* [0-9]+$", REG_EXTENDED | REG_NOSUB), 0);
+    for (line = strtok_r(body + 4, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        int ok = regexec(line[0] == '#' ? (line[2] == 'H' ? &help : &type) : &sample, line, 0,
+                         NULL, 0) == 0;
+
+        ck_assert_msg(ok, "not Prometheus text: '%s'", line);
+        samples += line[0] != '#';
+        if (strncmp(line, "cupace_queue_jobs_completed_total ", 34) == 0)
+            completed = atoi(line + 34);
+    }
+    ck_assert_int_ge(samples, 10);
+    ck_assert_int_eq(completed, 10);
+    free(answer);
+    answer = http_get(cupace_metrics_http_port(h), "/other");
+    ck_assert_msg(strstr(answer, " 404 "), "%.80s", answer);
+    free(answer);
+    regfree(&help);
+    regfree(&type);
+    regfree(&sample);
+    cupace_metrics_http_stop(h);
+    node_stop(&f, CUPACE_SERVE_DRAIN);
+    ck_assert_ptr_null(cupace_metrics_http_start("localhost:99999", render, NULL, &err));
+    ck_assert_msg(strstr(err.msg, "HOST:PORT"), "%s", err.msg);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("serve");
@@ -402,6 +485,7 @@ int main(void)
     tcase_add_test(tc, drain_finishes_what_is_held_and_claims_no_more);
     tcase_add_test(tc, cancel_gives_back_what_is_held);
     tcase_add_test(tc, a_database_restart_mid_run_loses_nothing);
+    tcase_add_test(tc, metrics_parse_as_prometheus_text);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }
