@@ -31,7 +31,7 @@ static void run(const char *body, const char *label, struct cupace_result *res)
 
 static struct cupace_config *scenario(const char *name, const char *const *sets, size_t nsets)
 {
-    char path[1024], abs[PATH_MAX];
+    char path[1024], abs[PATH_MAX], tabs[PATH_MAX], both[2 * PATH_MAX + 2];
     struct cupace_err err;
     struct cupace_config *cfg;
     const char *srcdir = getenv("CUPACE_TEST_SRCDIR");
@@ -40,8 +40,10 @@ static struct cupace_config *scenario(const char *name, const char *const *sets,
     cfg = cupace_config_load(path, sets, nsets, &err);
     ck_assert_msg(cfg != NULL, "%s", err.msg);
     ck_assert_ptr_nonnull(realpath(tu_plugins_dir(), abs));
+    ck_assert_ptr_nonnull(realpath(tu_test_plugins_dir(), tabs));
+    snprintf(both, sizeof both, "%s:%s", abs, tabs);     /* shipped and test-only */
     free(cfg->pacer_path);
-    cfg->pacer_path = strdup(abs);
+    cfg->pacer_path = strdup(both);
     return cfg;
 }
 
@@ -490,6 +492,34 @@ START_TEST(proctime_matches_greedy_on_every_scenario)
 }
 END_TEST
 
+/* The oracle doc/floor.sh measures floors with: told the CPU's slots, it
+ * keeps them full and no more, so on synth-bound (6 slots) it keeps
+ * greedy's makespan on well under half greedy's memory (greedy's 18
+ * syntheses share 6 CPUs), and a cap of one slot really caps. */
+START_TEST(the_floor_oracle_keeps_the_cpu_full_and_no_more)
+{
+    const char *sets[] = { "pacer.oracle.plugin=oracle", "pacer.oracle.slots=6",
+                           "pacer.oracle.stock=12" };
+    const char *one[] = { "pacer.oracle.plugin=oracle", "pacer.oracle.slots=1" };
+    struct cupace_config *cfg = scenario("scenarios/synth-bound.ini", sets, 3);
+    struct cupace_result o, g, o1;
+
+    tu_run_cfg(cfg, "oracle", &o);
+    tu_run_cfg(cfg, "greedy", &g);
+    cupace_config_free(cfg);
+    cfg = scenario("scenarios/synth-bound.ini", one, 2);
+    tu_run_cfg(cfg, "oracle", &o1);
+    cupace_config_free(cfg);
+    ck_assert_msg(o.makespan_s <= 1.02 * g.makespan_s, "oracle %.1f s, greedy %.1f s",
+                  o.makespan_s, g.makespan_s);
+    ck_assert_msg(o.mem_mean <= 0.5 * g.mem_mean, "oracle %.0f GiB, greedy %.0f GiB",
+                  o.mem_mean / 1073741824.0, g.mem_mean / 1073741824.0);
+    ck_assert_msg(o1.makespan_s >= 4 * o.makespan_s, "one slot %.1f s, six %.1f s",
+                  o1.makespan_s, o.makespan_s);
+    ck_assert(o.invariants_ok && g.invariants_ok && o1.invariants_ok);
+}
+END_TEST
+
 /* Many seeds over threads: each slot holds what a run of that controller on
  * that seed alone gives, whatever the thread count, and the summary pairs
  * the seeds. */
@@ -563,6 +593,7 @@ int main(void)
     tcase_add_test(seed, seed_case_proctime_keeps_the_gpu_fed);
     tcase_add_test(seed, seed_failure_is_reproduced_on_bursts);
     tcase_add_test(seed, proctime_matches_greedy_on_every_scenario);
+    tcase_add_test(seed, the_floor_oracle_keeps_the_cpu_full_and_no_more);
     suite_add_tcase(s, units);
     suite_add_tcase(s, model);
     suite_add_tcase(s, seed);
