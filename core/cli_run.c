@@ -148,7 +148,10 @@ static int exit_code(const struct cupace_result *res, size_t n, int interrupted)
         if (res[i].stage_failures)
             fprintf(stderr, "cupace: %s: %llu of them by a stage's error, the first: %s\n",
                     res[i].label, (unsigned long long)res[i].stage_failures, res[i].stage_failure);
-        failed |= res[i].stalled || !res[i].invariants_ok || res[i].failed;
+        if (res[i].devices_lost[0])
+            fprintf(stderr, "cupace: %s: %s\n", res[i].label, res[i].devices_lost);
+        failed |= res[i].stalled || !res[i].invariants_ok || res[i].failed ||
+                  res[i].devices_lost[0];
     }
     if (interrupted)
         return CUPACE_EXIT_INTERRUPTED;

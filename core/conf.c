@@ -61,6 +61,7 @@ static int parse_serve_metrics(struct loader *ld, char *v, const char **why);
 #define E(f) offsetof(struct cupace_config, engine.f)
 #define W(f) offsetof(struct cupace_config, workload.f)
 #define Q(f) offsetof(struct cupace_config, queue.f)
+#define C(f) offsetof(struct cupace_config, cuda.f)
 #define BIG 1.8e19
 
 static const struct keydef keys[] = {
@@ -108,6 +109,8 @@ static const struct keydef keys[] = {
     { "queue", "poll", K_DURATION, Q(poll_ns), 1e7, 3.6e12, NULL, NULL },
     { "queue", "max_attempts", K_U64, Q(max_attempts), 1, 1e6, NULL, NULL },
     { "serve", "metrics", K_SPECIAL, 0, 0, 0, NULL, parse_serve_metrics },
+    { "cuda", "transfer", K_SIZE, C(transfer), 8, 1099511627776.0, NULL, NULL },
+    { "cuda", "verify", K_BOOL, C(verify), 0, 1, NULL, NULL },
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -717,7 +720,7 @@ static int set_key(struct loader *ld, const char *section, const char *key, cons
         return set_pacer_key(ld, section, label, key, value, 1);
     if (!section_has_keys(section))
         return fail(ld, section, NULL, "unknown section (known: engine, pacer, pacer.LABEL, "
-                    "stages.NAME, workload, ab, queue, serve)");
+                    "stages.NAME, workload, ab, queue, serve, cuda)");
     idx = find_key(section, key);
     if (idx < 0)
         return fail(ld, section, key, "unknown key");
@@ -750,7 +753,7 @@ static int on_section(struct loader *ld, const char *name)
     }
     if (!section_has_keys(name))
         return fail(ld, name, NULL, "unknown section (known: engine, pacer, pacer.LABEL, "
-                    "stages.NAME, workload, ab, queue, serve)");
+                    "stages.NAME, workload, ab, queue, serve, cuda)");
     return 0;
 }
 
@@ -1041,6 +1044,8 @@ static void set_defaults(struct cupace_config *cfg)
     cfg->queue.lease_ns = 30000000000ULL;
     cfg->queue.poll_ns = 1000000000ULL;
     cfg->queue.max_attempts = 3;
+    cfg->cuda.transfer = 16ULL << 20;
+    cfg->cuda.verify = 1;
 }
 
 static int apply_override(struct loader *ld, const char *text, unsigned index)

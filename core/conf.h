@@ -161,6 +161,12 @@ struct cupace_queue_settings {
     uint64_t max_attempts;             /* claims a submitted job gets before it ends failed */
 };
 
+/* [cuda]: the CUDA stages' keys (DESIGN §9). */
+struct cupace_cuda_conf {
+    uint64_t transfer;                 /* bytes copied to the device per partition */
+    int verify;                        /* check a sample of each result on the CPU */
+};
+
 struct cupace_config {
     char *path;                        /* the file, as given */
     char *dir;                         /* its folder: relative paths start there */
@@ -176,6 +182,7 @@ struct cupace_config {
     struct cupace_workload workload;
     struct cupace_queue_settings queue;
     char *serve_metrics;               /* [serve] metrics: HOST:PORT, or NULL (none) */
+    struct cupace_cuda_conf cuda;
 };
 
 /* A --set override: "SECTION.KEY=VALUE". */

@@ -46,6 +46,7 @@
 #include "ps.h"
 #include "stages.h"
 #include "units.h"
+#include "cuda_stages.h"
 #ifdef HAVE_CUDA
 #include "cuda_backend.h"
 #endif
@@ -53,6 +54,7 @@
 struct rt_device {
     pthread_cond_t cv;
     uint64_t next_ticket, serving;
+    int retired;                        /* lost (a sticky error): its workers take no work */
 };
 
 /* A synthesis thread or a GPU worker. */
@@ -67,10 +69,13 @@ struct rt_worker {
     pthread_t thread;
 };
 
-/* The view a stage op gets, and the partition behind it (for cpu_work_ns). */
+/* The view a stage op gets, the partition behind it (for cpu_work_ns),
+ * and the device time the op reported (device_time_ns), if any. */
 struct rt_view {
     struct cupace_part_view v;
     uint32_t id;
+    int has_device_ns;
+    uint64_t device_ns;
 };
 
 /*
@@ -119,6 +124,14 @@ struct cupace_rt {
     unsigned gpu_ready;                 /* GPU workers past worker_setup */
     int abandoned;                      /* the watchdog left a thread in an op: keep everything */
     char setup_error[512];              /* a worker_setup's failure: the run ends */
+    int device_clock;                   /* the stages time kernels by the device's clock */
+    unsigned nretired;                  /* devices lost */
+    char lost[512];                     /* the first device lost, and why; the run's end
+                                           when every device is lost */
+    const struct cupace_params *stage_params;   /* the params the stages' init is given */
+    struct cupace_params cuda_params;   /* backend = cuda: over cfg's [cuda] and [engine] */
+    const struct cupace_config *cuda_cfg;
+    char cuda_ids[CUPACE_MAX_DEVICES * 8];
     struct cupace_run_opts opts;
     struct cupace_result *res;
 
@@ -233,6 +246,44 @@ static int host_cpu_work(void *ctx, const struct cupace_part_view *v, uint64_t n
     return rc;
 }
 
+static void host_device_time(void *ctx, const struct cupace_part_view *v, uint64_t ns)
+{
+    struct rt_view *rv = (struct rt_view *)v;  /* the view is ours, the op's thread's alone */
+
+    (void)ctx;
+    rv->has_device_ns = 1;
+    rv->device_ns = ns;
+}
+
+static void cancel_locked(struct cupace_rt *rt);
+static void crew_wake_all(struct rt_crew *c);
+
+/* A device is lost: its workers leave their crew; when it was the last,
+ * the run ends with the reason. */
+static void host_retire_device(void *ctx, const struct cupace_part_view *v, const char *why)
+{
+    struct cupace_rt *rt = ctx;
+    struct rt_device *d = &rt->devices[v->device];
+
+    pthread_mutex_lock(&rt->lock);
+    if (!d->retired) {
+        d->retired = 1;
+        if (rt->nretired++ == 0)
+            snprintf(rt->lost, sizeof rt->lost, "GPU device %u lost: %s", v->device,
+                     why && why[0] ? why : "no reason given");
+        crew_wake_all(&rt->gpu_crew);   /* its idle workers leave; the others sleep again */
+        if (rt->nretired == rt->pl.ndevices) {
+            char first[sizeof rt->lost];
+
+            snprintf(first, sizeof first, "%s", rt->lost);
+            snprintf(rt->lost, sizeof rt->lost, "every GPU device was lost, the first: %.400s", first);
+            cancel_locked(rt);
+        }
+        pthread_cond_broadcast(&rt->dispatcher_cv);
+    }
+    pthread_mutex_unlock(&rt->lock);
+}
+
 /* ---- crews (see struct rt_crew) ------------------------------------------ */
 
 /* Every member starts idle, in index order (device-major for the GPU
@@ -296,13 +347,13 @@ static void crew_done(struct rt_crew *c)
 }
 
 /* Member i, idle, waits until handed work or until the run is done or
- * cancelled; with the engine's lock.  Returns at once if it was handed work
- * already. */
-static void crew_wait(struct cupace_rt *rt, struct rt_crew *c, unsigned i)
+ * cancelled or *gone (NULL: never) is set; with the engine's lock.
+ * Returns at once if it was handed work already. */
+static void crew_wait(struct cupace_rt *rt, struct rt_crew *c, unsigned i, const int *gone)
 {
     struct rt_member *m = &c->members[i];
 
-    while (m->asleep && !rt->done && !rt->cancelled)
+    while (m->asleep && !rt->done && !rt->cancelled && !(gone && *gone))
         pthread_cond_wait(&m->cv, &rt->lock);
     if (m->asleep) {                    /* stopped, not handed anything: leave the ring */
         for (unsigned k = 0; k < c->idle_count; k++) {
@@ -320,12 +371,21 @@ static void crew_wait(struct cupace_rt *rt, struct rt_crew *c, unsigned i)
 }
 
 /* Member i, free and finding nothing, goes idle and waits. */
-static void crew_sleep(struct cupace_rt *rt, struct rt_crew *c, unsigned i)
+static void crew_sleep(struct cupace_rt *rt, struct rt_crew *c, unsigned i, const int *gone)
 {
     c->free--;
     c->members[i].asleep = 1;
     c->idle[(c->idle_head + c->idle_count++) % c->n] = i;
-    crew_wait(rt, c, i);
+    crew_wait(rt, c, i, gone);
+}
+
+/* A free member leaves for good (its device was lost); work it would have
+ * seen is handed on. */
+static void crew_leave(struct rt_crew *c, int work_left)
+{
+    c->free--;
+    if (work_left)
+        crew_hand_on(c);
 }
 
 /* ---- the observer: one snapshot per event, replayed by the dispatcher -- */
@@ -418,7 +478,7 @@ static void record_failure(struct cupace_rt *rt, uint32_t id, const char *op, co
  * lock let go; with the lock held before and after.  0, or -1 when the op
  * failed or the run was cancelled: the partition is then accounted failed. */
 static int call_op(struct cupace_rt *rt, struct rt_worker *wk, cupace_stage_op op,
-                   const char *name, uint32_t id, uint64_t model_ns)
+                   const char *name, uint32_t id, uint64_t model_ns, uint64_t *device_ns)
 {
     const struct cupace_part *p = &rt->pl.parts[id];
     struct rt_view rv;
@@ -427,6 +487,7 @@ static int call_op(struct cupace_rt *rt, struct rt_worker *wk, cupace_stage_op o
 
     if (op && !rt->cancelled && !(rt->emulated && model_ns == 0)) {  /* nothing to act out: keep the lock */
         rv.id = id;
+        rv.has_device_ns = 0;
         rv.v = (struct cupace_part_view){
             .size = sizeof rv.v, .index = id - rt->pl.jobs[p->job].first, .job = p->job,
             .partitions = rt->pl.jobs[p->job].count, .worker = wk->index, .device = wk->device,
@@ -444,6 +505,10 @@ static int call_op(struct cupace_rt *rt, struct rt_worker *wk, cupace_stage_op o
         why[sizeof why - 1] = '\0';
         if (rc != 0 && !rt->cancelled)
             record_failure(rt, id, name, why);
+        if (rc == 0 && device_ns && rv.has_device_ns) {
+            *device_ns = rv.device_ns;
+            rt->device_clock = 1;
+        }
     }
     if (rc != 0 || rt->cancelled) {
         fail_part(rt, wk, id);
@@ -463,7 +528,7 @@ static void synth_part(struct cupace_rt *rt, struct rt_worker *wk, uint32_t id)
         return;
     }
     if (call_op(rt, wk, rt->stages.ops->synthesize, "synthesize", id,
-                rt->pl.parts[id].synth_drawn_ns) < 0)
+                rt->pl.parts[id].synth_drawn_ns, NULL) < 0)
         return;
     if (cupace_pipeline_synth_end(&rt->pl, rt_now(rt), id) == 0)
         crew_hand_on(&rt->gpu_crew);
@@ -478,14 +543,14 @@ static void *synth_thread(void *arg)
     struct rt_crew *crew = &rt->synth_crew;
 
     pthread_mutex_lock(&rt->lock);
-    crew_wait(rt, crew, wk->index);    /* idle from the start */
+    crew_wait(rt, crew, wk->index, NULL);  /* idle from the start */
     for (;;) {
         uint32_t id;
 
         if (rt->sq_head == rt->sq_tail) {
             if (rt->done || rt->cancelled)
                 break;
-            crew_sleep(rt, crew, wk->index);
+            crew_sleep(rt, crew, wk->index, NULL);
             continue;
         }
         id = rt->synth_q[rt->sq_head++];
@@ -526,9 +591,10 @@ static void gpu_process(struct cupace_rt *rt, struct rt_worker *wk, uint32_t id)
     int exclusive = rt->cfg.workload.gpu_exclusive;
     struct rt_device *d = &rt->devices[dev];
     uint64_t prep = cupace_pipeline_prep_ns(&rt->pl, rt_now(rt), id), k, t, e;
+    uint64_t device_ns = UINT64_MAX;
     int rc;
 
-    if (call_op(rt, wk, ops->prep, "prep", id, prep) < 0)
+    if (call_op(rt, wk, ops->prep, "prep", id, prep, NULL) < 0)
         return;
     if (cupace_pipeline_prep_end(&rt->pl, rt_now(rt), id, dev) < 0) {
         free_buf(rt, id);               /* fail_at ...:prep */
@@ -541,9 +607,9 @@ static void gpu_process(struct cupace_rt *rt, struct rt_worker *wk, uint32_t id)
     k = cupace_pipeline_kernel_ns(&rt->pl, rt_now(rt), id, dev);
     t = rt_now(rt);
     cupace_pipeline_kernel_start(&rt->pl, t, id, dev, prep, k);
-    rc = call_op(rt, wk, ops->kernel, "kernel", id, k);
-    if (rc == 0)
-        rt->pl.parts[id].kernel_ns = rt_now(rt) - t;
+    rc = call_op(rt, wk, ops->kernel, "kernel", id, k, &device_ns);
+    if (rc == 0)        /* the device's own clock where the stages read it */
+        rt->pl.parts[id].kernel_ns = device_ns != UINT64_MAX ? device_ns : rt_now(rt) - t;
     if (exclusive)
         unlock_device(d);
     if (rc < 0)
@@ -553,14 +619,12 @@ static void gpu_process(struct cupace_rt *rt, struct rt_worker *wk, uint32_t id)
         return;
     }
     e = cupace_pipeline_epilogue_ns(&rt->pl, rt_now(rt), id);
-    if (call_op(rt, wk, ops->epilogue, "epilogue", id, e) < 0)
+    if (call_op(rt, wk, ops->epilogue, "epilogue", id, e, NULL) < 0)
         return;
     /* the finalizer: time before the completion, inside the lock */
     (void)cupace_pipeline_gpu_done(&rt->pl, rt_now(rt), id, dev, e);  /* or fail_at ...:epilogue */
     free_buf(rt, id);
 }
-
-static void cancel_locked(struct cupace_rt *rt);
 
 /* The stages' worker_setup on this worker's thread; with the lock.  The
  * dispatcher waits for every worker to be past it. */
@@ -600,19 +664,24 @@ static void *gpu_thread(void *arg)
     struct rt_worker *wk = arg;
     struct cupace_rt *rt = wk->rt;
     struct rt_crew *crew = &rt->gpu_crew;
+    const int *gone = &rt->devices[wk->device].retired;
 
     pthread_mutex_lock(&rt->lock);
     worker_setup(rt, wk);
-    crew_wait(rt, crew, wk->index);    /* idle from the start */
+    crew_wait(rt, crew, wk->index, gone);  /* idle from the start */
     for (;;) {
         uint32_t id;
 
         if (rt->cancelled)
             break;
+        if (*gone) {
+            crew_leave(crew, rt->pl.waiting > 0);
+            break;
+        }
         if (rt->pl.waiting == 0) {
             if (rt->done)
                 break;
-            crew_sleep(rt, crew, wk->index);
+            crew_sleep(rt, crew, wk->index, gone);
             continue;
         }
         id = cupace_pipeline_take(&rt->pl, rt_now(rt), wk->device);
@@ -867,6 +936,58 @@ static int scale_config(struct cupace_config *dst, const struct cupace_config *s
     return 0;
 }
 
+/* ---- the CUDA stages' keys ------------------------------------------- */
+
+/* What the CUDA stages read (cuda_stages.h): [cuda] transfer and verify,
+ * and [engine] devices, device_ids and workers_per_device. */
+static const char *cuda_get(void *ctx, const char *key)
+{
+    struct cupace_rt *rt = ctx;
+
+    return strcmp(key, "device_ids") == 0 ? rt->cuda_ids : NULL;
+}
+
+static int cuda_f64(void *ctx, const char *key, double def, double *out)
+{
+    (void)ctx, (void)key;
+    *out = def;
+    return 0;
+}
+
+static int cuda_u64(void *ctx, const char *key, uint64_t def, uint64_t *out)
+{
+    const struct cupace_config *cfg = ((struct cupace_rt *)ctx)->cuda_cfg;
+
+    *out = strcmp(key, "transfer") == 0 ? cfg->cuda.transfer :
+           strcmp(key, "devices") == 0 ? cfg->engine.devices :
+           strcmp(key, "workers_per_device") == 0 ? cfg->engine.workers_per_device : def;
+    return 0;
+}
+
+static int cuda_bool(void *ctx, const char *key, int def, int *out)
+{
+    const struct cupace_config *cfg = ((struct cupace_rt *)ctx)->cuda_cfg;
+
+    *out = strcmp(key, "verify") == 0 ? cfg->cuda.verify : def;
+    return 0;
+}
+
+static void cuda_params_init(struct cupace_rt *rt, const struct cupace_config *cfg)
+{
+    size_t at = 0;
+
+    rt->cuda_cfg = cfg;
+    rt->cuda_ids[0] = '\0';
+    for (unsigned i = 0; i < cfg->engine.ndevice_ids; i++)
+        at += (size_t)snprintf(rt->cuda_ids + at, sizeof rt->cuda_ids - at, "%s%u", i ? "," : "",
+                               cfg->engine.device_ids[i]);
+    rt->cuda_params = (struct cupace_params){
+        .ctx = rt, .get = cuda_get, .get_f64 = cuda_f64, .get_ns = cuda_u64, .get_u64 = cuda_u64,
+        .get_bool = cuda_bool,
+    };
+    rt->stage_params = &rt->cuda_params;
+}
+
 /* backend = auto | cuda | emulated | NAME: the stages; why `auto` chose
  * what it chose is kept for the caller to tell. */
 static int choose_backend(struct cupace_rt *rt, const struct cupace_config *cfg,
@@ -900,19 +1021,25 @@ static int choose_backend(struct cupace_rt *rt, const struct cupace_config *cfg,
         snprintf(rt->backend_why, sizeof rt->backend_why, "%s", rt->plugin.file);
         return 0;
     }
+    if (cfg->engine.backend == CUPACE_BACKEND_EMULATED) {
+        rt->stage_ops = &cupace_stages_emulated;
+        snprintf(rt->backend_why, sizeof rt->backend_why, "asked for");
+        return 0;
+    }
 #ifdef HAVE_CUDA
     n = cupace_cuda_probe(why, sizeof why);
 #endif
-    if (cfg->engine.backend == CUPACE_BACKEND_CUDA) {
-        if (n <= 0)
-            return cupace_err_set(err, "%s: [engine] backend = cuda: %s", cfg->path, why);
-        return cupace_err_set(err, "%s: [engine] backend = cuda: %d device%s answer, but the CUDA "
-                              "workers are not built yet; use backend = emulated", cfg->path, n,
-                              n == 1 ? "" : "s");
+    if (cfg->engine.backend == CUPACE_BACKEND_CUDA && n <= 0)
+        return cupace_err_set(err, "%s: [engine] backend = cuda: %s", cfg->path, why);
+    if (n > 0) {
+        rt->stage_ops = &cupace_cuda_stages;
+        cuda_params_init(rt, cfg);
+        snprintf(rt->backend_why, sizeof rt->backend_why, "%d CUDA device%s answer%s", n,
+                 n == 1 ? "" : "s", n == 1 ? "s" : "");
+        return 0;
     }
     rt->stage_ops = &cupace_stages_emulated;
-    snprintf(rt->backend_why, sizeof rt->backend_why, "%s",
-             n > 0 ? "the CUDA workers are not built yet" : why);
+    snprintf(rt->backend_why, sizeof rt->backend_why, "no CUDA device answers: %s", why);
     return 0;
 }
 
@@ -943,7 +1070,8 @@ static int rt_init(struct cupace_rt *rt, const struct cupace_config *cfg, struct
         return cupace_err_set(err, "%s: out of memory", cfg->path);
     rt->host = (struct cupace_stage_host){
         .size = sizeof rt->host, .ctx = rt, .sleep_ns = host_sleep, .cpu_work_ns = host_cpu_work,
-        .cancelled = host_cancelled,
+        .cancelled = host_cancelled, .device_time_ns = host_device_time,
+        .retire_device = host_retire_device,
     };
     pthread_mutex_init(&rt->lock, NULL);
     pthread_mutex_init(&rt->sleep_lock, NULL);
@@ -1056,7 +1184,9 @@ static int init_stages(struct cupace_rt *rt, struct cupace_err *err)
             return -1;
     } else {
         snprintf(who, sizeof who, "stages '%s'", rt->stage_ops->name);
-        if (cupace_stage_run_init(&rt->stages, rt->stage_ops, rt->opts.stage_params, &rt->host,
+        if (cupace_stage_run_init(&rt->stages, rt->stage_ops,
+                                  rt->stage_params ? rt->stage_params : rt->opts.stage_params,
+                                  &rt->host,
                                   rt->cfg.workload.partition_memory, who, err) < 0)
             return -1;
     }
@@ -1094,6 +1224,23 @@ const char *cupace_rt_backend(const struct cupace_rt *rt, const char **why)
     return rt->stage_ops->name;
 }
 
+/* Device time against worker time, the busy fraction by the device's clock
+ * where the stages read it, devices lost, the CUDA calibration. */
+static void gpu_time(const struct cupace_rt *rt, struct cupace_result *res)
+{
+    res->has_gpu_time = 1;
+    res->gpu_device_s = (double)rt->pl.gpu_device_ns_total / 1e9;
+    res->gpu_worker_s = (double)rt->pl.gpu_ns_total / 1e9;
+    res->device_clock = rt->device_clock;
+    res->gpu_busy_fraction_host = res->gpu_busy_fraction;
+    if (rt->device_clock && res->makespan_s > 0 && rt->pl.ndevices)
+        res->gpu_busy_fraction = res->gpu_device_s / ((double)rt->pl.ndevices * res->makespan_s);
+    snprintf(res->devices_lost, sizeof res->devices_lost, "%s", rt->lost);
+    if (rt->stage_ops == &cupace_cuda_stages &&
+        cupace_cuda_stages_report(rt->stages.state, res->backend_json, sizeof res->backend_json) < 0)
+        res->backend_json[0] = '\0';
+}
+
 int cupace_rt_run(struct cupace_rt *rt, struct cupace_result *res, struct cupace_err *err)
 {
     int rc = -1;
@@ -1124,13 +1271,14 @@ int cupace_rt_run(struct cupace_rt *rt, struct cupace_result *res, struct cupace
         pthread_mutex_lock(&rt->lock);
         replay_events(rt);
         /* under the lock: a late stop call may still be setting these */
-        res->interrupted = rt->stopping || rt->cancelled;
+        res->interrupted = rt->stopping || (rt->cancelled && rt->nretired < rt->pl.ndevices);
         pthread_mutex_unlock(&rt->lock);
         cupace_result_end(res, &rt->pl, rt->pacer);
         res->has_lateness = 1;
         res->lateness = cupace_quantiles(rt->lateness, rt->nlateness);
         res->stage_failures = rt->stage_failures;
         snprintf(res->stage_failure, sizeof res->stage_failure, "%s", rt->stage_failure);
+        gpu_time(rt, res);
     }
     return rc;
 }

@@ -192,6 +192,19 @@ static void json_run(FILE *fp, const struct cupace_result *r, int has_seed, uint
         json_quantiles(fp, "dispatch_lateness_s", &r->lateness);
         fprintf(fp, ",\n");
     }
+    if (r->has_gpu_time) {
+        fprintf(fp, "      \"gpu_time_s\": {\"device\": %.9g, \"worker\": %.9g, \"device_clock\": "
+                "\"%s\"}, \"gpu_busy_fraction_host\": %.9g,\n",
+                finite_or_zero(r->gpu_device_s), finite_or_zero(r->gpu_worker_s),
+                r->device_clock ? "events" : "host", finite_or_zero(r->gpu_busy_fraction_host));
+        if (r->backend_json[0])
+            fprintf(fp, "      \"calibration\": %s,\n", r->backend_json);
+        if (r->devices_lost[0]) {
+            fprintf(fp, "      \"devices_lost\": ");
+            json_string(fp, r->devices_lost);
+            fprintf(fp, ",\n");
+        }
+    }
     fprintf(fp, "      \"pacer_state\": ");
     json_string(fp, r->pacer_state);
     fprintf(fp, ",\n      \"stalled\": %s", r->stalled ? "true" : "false");

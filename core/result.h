@@ -46,6 +46,13 @@ struct cupace_result {
     char stage_failure[512];        /* the first of them: partition, op, reason */
     int has_lateness;
     struct cupace_quantiles lateness;
+    /* real time: device time (the kernels' time in the device lock, by the
+     * device's clock where the stages read it) against the workers' wall
+     * time per partition; the busy fraction by the host's timeline */
+    int has_gpu_time, device_clock;
+    double gpu_device_s, gpu_worker_s, gpu_busy_fraction_host;
+    char devices_lost[512];         /* the first device lost and why, or "" */
+    char backend_json[2048];        /* the stages' own report (a JSON value), or "" */
     uint64_t events;
     uint32_t ndevices;
     struct cupace_sample *series;

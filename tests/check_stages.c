@@ -42,7 +42,9 @@ START_TEST(layout_is_pinned)
     ck_assert_uint_eq(offsetof(struct cupace_stage_host, sleep_ns), 8 + P);
     ck_assert_uint_eq(offsetof(struct cupace_stage_host, cpu_work_ns), 8 + 2 * P);
     ck_assert_uint_eq(offsetof(struct cupace_stage_host, cancelled), 8 + 3 * P);
-    ck_assert_uint_eq(sizeof(struct cupace_stage_host), 8 + 4 * P);
+    ck_assert_uint_eq(offsetof(struct cupace_stage_host, device_time_ns), 8 + 4 * P);
+    ck_assert_uint_eq(offsetof(struct cupace_stage_host, retire_device), 8 + 5 * P);
+    ck_assert_uint_eq(sizeof(struct cupace_stage_host), 8 + 6 * P);
 
     ck_assert_uint_eq(offsetof(struct cupace_part_view, size), 0);
     ck_assert_uint_eq(offsetof(struct cupace_part_view, index), 4);

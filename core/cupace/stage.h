@@ -67,7 +67,23 @@ struct cupace_stage_host {
     /* 1 once the run is cancelled: a long op should look now and then and
      * return -1 when it is. */
     int (*cancelled)(void *ctx);
+    /* The members below came later: look at `size` before calling one
+     * (CUPACE_STAGE_HOST_HAS). */
+    /* From kernel only: the device time of this partition's kernel by the
+     * device's own clock (e.g. CUDA events around the exclusive region).
+     * The engine then counts it as the partition's device time
+     * (gpu_device_ns_total) instead of its wall clock around the op. */
+    void (*device_time_ns)(void *ctx, const struct cupace_part_view *part, uint64_t ns);
+    /* From a GPU phase: the partition's device is lost (a sticky error).
+     * The op should then fail; the device's workers take no more work,
+     * and the run goes on with the other devices, or ends failed, with
+     * why, when none is left. */
+    void (*retire_device)(void *ctx, const struct cupace_part_view *part, const char *why);
 };
+
+/* Whether the engine's host struct h has member m. */
+#define CUPACE_STAGE_HOST_HAS(h, m) \
+    ((h)->size >= offsetof(struct cupace_stage_host, m) + sizeof((h)->m) && (h)->m)
 
 /* One partition as a stage sees it, passed to every per-partition op.  The
  * view and everything it points to are valid during the call only, except
