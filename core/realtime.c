@@ -277,7 +277,8 @@ static void host_retire_device(void *ctx, const struct cupace_part_view *v, cons
 
             snprintf(first, sizeof first, "%s", rt->lost);
             snprintf(rt->lost, sizeof rt->lost, "every GPU device was lost, the first: %.400s", first);
-            cancel_locked(rt);
+            rt->stopping = 1;           /* nothing more is dispatched... */
+            cancel_locked(rt);          /* ...and what is in flight is let go */
         }
         pthread_cond_broadcast(&rt->dispatcher_cv);
     }
@@ -1271,7 +1272,7 @@ int cupace_rt_run(struct cupace_rt *rt, struct cupace_result *res, struct cupace
         pthread_mutex_lock(&rt->lock);
         replay_events(rt);
         /* under the lock: a late stop call may still be setting these */
-        res->interrupted = rt->stopping || (rt->cancelled && rt->nretired < rt->pl.ndevices);
+        res->interrupted = (rt->stopping || rt->cancelled) && rt->nretired < rt->pl.ndevices;
         pthread_mutex_unlock(&rt->lock);
         cupace_result_end(res, &rt->pl, rt->pacer);
         res->has_lateness = 1;

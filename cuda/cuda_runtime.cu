@@ -62,7 +62,8 @@ static int rt_stream_sync(void *s) { return (int)cudaStreamSynchronize((cudaStre
 static int rt_event_create(void **ev)
 {
     cudaEvent_t e0;
-    cudaError_t e = cudaEventCreate(&e0);
+    /* blocking: a worker waiting for its kernel leaves the CPU to the syntheses */
+    cudaError_t e = cudaEventCreateWithFlags(&e0, cudaEventBlockingSync);
 
     *ev = e == cudaSuccess ? (void *)e0 : NULL;
     return (int)e;
