@@ -38,10 +38,13 @@ int cupace_cli_usage_error(const char *what);
 int cupace_cli_check_pacers(struct cupace_config *cfg, const char *const *labels, size_t n,
                             struct cupace_err *err);
 
-/* Around real-time runs (cli_realtime.c): signals_start blocks SIGINT and
- * SIGTERM and takes them in a thread of its own until signals_stop; each
- * one stops the run of cupace_cli_realtime in progress (or the next one). */
-void cupace_cli_signals_start(int quiet);
+/* Around runs (cli_realtime.c): signals_start blocks SIGINT and SIGTERM and
+ * takes them in a thread of its own until signals_stop.  The first raises
+ * the simulator's stop flag (cupace_cli_sim_stop, for cupace_run_opts.stop)
+ * and drains the real-time run of cupace_cli_realtime in progress (or the
+ * next one) for at most stop_timeout_ns; a second, or the timeout, cancels. */
+void cupace_cli_signals_start(int quiet, uint64_t stop_timeout_ns);
+int *cupace_cli_sim_stop(void);
 void cupace_cli_signals_stop(void);
 int cupace_cli_signals_taken(void);
 /* One real-time run with the status line and the backend note unless quiet. */

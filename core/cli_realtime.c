@@ -1,7 +1,9 @@
 /*
  * cli_realtime.c -- what the command does around a real-time run, which the
  * engine leaves to its caller: the signals (the first SIGINT or SIGTERM
- * drains the run, the second cancels what is in flight), the status line
+ * ends a simulation, or drains a real-time run for at most [engine]
+ * stop_timeout; the second signal, or the timeout, cancels what is in
+ * flight), the status line
  * (redrawn in place on a terminal, a log line every status_interval
  * otherwise) and the note of which backend `auto` chose.
  *
@@ -19,6 +21,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -28,6 +31,9 @@ struct cli_watch {
     pthread_mutex_t lock;
     struct cupace_rt *rt;           /* the run a signal stops, NULL between runs */
     int signals;                    /* taken so far */
+    int timed_out;                  /* the drain passed stop_timeout */
+    int sim_stop;                   /* the simulator's stop flag (sim.h) */
+    uint64_t stop_timeout_ns;
     int quiet;
     sigset_t set, old;
     pthread_t thread;
@@ -36,44 +42,98 @@ struct cli_watch {
 
 static struct cli_watch watch = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-/* With watch.lock held: the first signal drains, any later one cancels. */
+/* With watch.lock held: the first signal drains, a later one or the stop
+ * timeout (sig -1) cancels. */
 static void stop_run(int sig)
 {
+    int cancel = watch.signals > 1 || watch.timed_out;
     uint64_t in_flight;
 
+    cupace_stop_request(&watch.sim_stop);
     if (!watch.rt)
         return;
-    in_flight = cupace_rt_stop(watch.rt, watch.signals == 1 ? CUPACE_RT_DRAIN : CUPACE_RT_CANCEL);
+    in_flight = cupace_rt_stop(watch.rt, cancel ? CUPACE_RT_CANCEL : CUPACE_RT_DRAIN);
     if (watch.quiet || sig == 0)
         return;
-    if (watch.signals == 1)
+    if (sig < 0)
+        fprintf(stderr, "\ncupace: the stop timeout (%.3g s) passed: cancelling what is in "
+                "flight\n", (double)watch.stop_timeout_ns / 1e9);
+    else if (!cancel)
         fprintf(stderr, "\ncupace: %s: stopping dispatch, letting %llu partitions in flight finish "
-                "(again to cancel them)\n", strsignal(sig), (unsigned long long)in_flight);
+                "for at most %.3g s (again to cancel them)\n", strsignal(sig),
+                (unsigned long long)in_flight, (double)watch.stop_timeout_ns / 1e9);
     else
         fprintf(stderr, "cupace: %s again: cancelling what is in flight\n", strsignal(sig));
 }
 
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* The next signal, or -1 once the monotonic `deadline` passes (0: none). */
+static int next_signal(uint64_t deadline)
+{
+    struct timespec ts;
+    uint64_t now, left;
+    int sig;
+
+    for (;;) {
+        if (!deadline)
+            return sigwait(&watch.set, &sig) == 0 ? sig : 0;
+        now = mono_ns();
+        if (now >= deadline)
+            return -1;
+        left = deadline - now;
+        ts.tv_sec = (time_t)(left / 1000000000ULL);
+        ts.tv_nsec = (long)(left % 1000000000ULL);
+        sig = sigtimedwait(&watch.set, NULL, &ts);
+        if (sig > 0)
+            return sig;
+    }
+}
+
 static void *watcher(void *arg)
 {
+    uint64_t deadline = 0;          /* when the drain must end */
     int sig;
 
     (void)arg;
     for (;;) {
         pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
-        if (sigwait(&watch.set, &sig) != 0)
-            continue;
+        sig = next_signal(deadline);
         pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+        if (sig == 0)
+            continue;
         pthread_mutex_lock(&watch.lock);
-        watch.signals++;
+        if (sig < 0) {
+            watch.timed_out = 1;
+            deadline = 0;
+        } else if (++watch.signals == 1) {
+            deadline = cupace_sat_add(mono_ns(), watch.stop_timeout_ns);
+            if (deadline == 0)
+                deadline = 1;
+        } else {
+            deadline = 0;
+        }
         stop_run(sig);
         pthread_mutex_unlock(&watch.lock);
     }
     return NULL;
 }
 
-void cupace_cli_signals_start(int quiet)
+int *cupace_cli_sim_stop(void)
+{
+    return &watch.sim_stop;
+}
+
+void cupace_cli_signals_start(int quiet, uint64_t stop_timeout_ns)
 {
     watch.quiet = quiet;
+    watch.stop_timeout_ns = stop_timeout_ns;
     sigemptyset(&watch.set);
     sigaddset(&watch.set, SIGINT);
     sigaddset(&watch.set, SIGTERM);

@@ -276,8 +276,8 @@ int cupace_cli_run(struct cupace_cli *cli, int ab)
         cupace_config_free(cfg);
         return CUPACE_EXIT_USAGE;
     }
-    if (cfg->engine.mode == CUPACE_MODE_REALTIME)
-        cupace_cli_signals_start(cli->quiet);
+    cupace_cli_signals_start(cli->quiet, cfg->engine.stop_timeout_ns);
+    opts.stop = cupace_cli_sim_stop();
     for (; done < n && !interrupted; done++) {
         if (run_one(cfg, labels[done], &opts, cli, &res[done], &err) < 0) {
             fprintf(stderr, "cupace: %s\n", err.msg);
@@ -286,8 +286,7 @@ int cupace_cli_run(struct cupace_cli *cli, int ab)
         }
         interrupted = res[done].interrupted;
     }
-    if (cfg->engine.mode == CUPACE_MODE_REALTIME)
-        cupace_cli_signals_stop();
+    cupace_cli_signals_stop();
     if (rc == CUPACE_EXIT_OK) {
         to_stdout = (cli->json && strcmp(cli->json, "-") == 0) ||
                     (cli->csv && strcmp(cli->csv, "-") == 0);

@@ -75,6 +75,7 @@ static const struct keydef keys[] = {
     { "engine", "seed", K_U64, E(seed), 0, BIG, NULL, NULL },
     { "engine", "status_interval", K_DURATION, E(status_interval_ns), 1e8, BIG, NULL, NULL },
     { "engine", "stall_timeout", K_DURATION, E(stall_timeout_ns), 0, BIG, NULL, NULL },
+    { "engine", "stop_timeout", K_DURATION, E(stop_timeout_ns), 0, BIG, NULL, NULL },
     { "pacer", "name", K_SPECIAL, 0, 0, 0, NULL, parse_pacer_name },
     { "pacer", "path", K_SPECIAL, 0, 0, 0, NULL, parse_pacer_path },
     { "workload", "jobs", K_U64, W(jobs), 1, 1e8, NULL, NULL },
@@ -1015,6 +1016,7 @@ static void set_defaults(struct cupace_config *cfg)
     e->seed = 1;
     e->status_interval_ns = 10000000000ULL;
     e->stall_timeout_ns = 600000000000ULL;
+    e->stop_timeout_ns = 30000000000ULL;
     cfg->pacer_name = xstrdup("proctime");
     w->jobs = 20;
     w->partitions_per_job = 10;

@@ -146,6 +146,7 @@ struct cupace_engine_conf {
     uint64_t seed;
     uint64_t status_interval_ns;
     uint64_t stall_timeout_ns;         /* realtime: a stage op running longer ends the run; 0: never */
+    uint64_t stop_timeout_ns;          /* realtime: the longest drain after SIGINT/SIGTERM */
 };
 
 /* The longest queue table name: the schema adds "_done" and "_waiting", and

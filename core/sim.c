@@ -308,6 +308,10 @@ int cupace_simulate(const struct cupace_config *cfg, struct cupace_pacer_instanc
     if (cupace_pipeline_next_arrival(&s.pl) != UINT64_MAX)
         push(&s, cupace_pipeline_next_arrival(&s.pl), EV_ARRIVAL, 0, 0);
     while (!s.oom && !s.disp.oom && cupace_heap_pop(&s.heap, &ev) == 0) {
+        if (cupace_stop_requested(opts)) {
+            res->interrupted = 1;
+            break;
+        }
         if (ev.time > CUPACE_HORIZON_NS) {
             beyond = 1;             /* a duration drawn past the horizon (checked.h) */
             break;
@@ -321,8 +325,8 @@ int cupace_simulate(const struct cupace_config *cfg, struct cupace_pacer_instanc
     } else {
         /* the queue is empty: nothing in flight, nothing to arrive, no timer */
         assert(cupace_pipeline_finished(&s.pl) == s.pl.nparts || cupace_dispatcher_stalled(&s.disp) ||
-               beyond);
-        if (cupace_dispatcher_stalled(&s.disp))
+               beyond || res->interrupted);
+        if (cupace_dispatcher_stalled(&s.disp) && !res->interrupted)
             cupace_result_stalled(res, pacer->label, pacer->plugin, now, &s.pl);
         cupace_result_end(res, &s.pl, pacer);
         if (beyond)

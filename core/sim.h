@@ -38,7 +38,22 @@ struct cupace_run_opts {
      * names (NULL: those), and the keys they read (NULL: none) */
     const struct cupace_stages *stages;
     const struct cupace_params *stage_params;
+    /* the simulator only: NULL, or a flag the caller raises from any thread
+     * (cupace_stop_request; async-signal-safe) to end the run at the next
+     * event with its report, marked interrupted.  The engine handles no
+     * signal itself; real time is stopped with cupace_rt_stop. */
+    int *stop;
 };
+
+static inline void cupace_stop_request(int *stop)
+{
+    __atomic_store_n(stop, 1, __ATOMIC_RELEASE);
+}
+
+static inline int cupace_stop_requested(const struct cupace_run_opts *opts)
+{
+    return opts->stop && __atomic_load_n(opts->stop, __ATOMIC_ACQUIRE);
+}
 
 /* Runs the workload of cfg under the controller instance.  Returns 0 with
  * res filled (a stalled run is a result: res->stalled), or -1 with err set

@@ -79,7 +79,7 @@ static void run_sampled(struct cupace_config *cfg, const char *label, struct cup
 {
     struct cupace_pacer_path path;
     struct cupace_pacer_instance inst;
-    struct cupace_run_opts opts = { 1, 0 };
+    struct cupace_run_opts opts = { .record_series = 1 };
     struct cupace_err err;
 
     memset(res, 0, sizeof *res);

@@ -52,7 +52,7 @@ START_TEST(the_whole_schema_loads)
     struct cupace_config *cfg = tu_config(
         "[engine]\nmode = realtime\nbackend = emulated\ndevices = 2\ndevice_ids = 0, 2\n"
         "workers_per_device = 3\nsynth_workers = 7\nmemory_budget = 1TiB\nseed = 42\n"
-        "status_interval = 5s\n"
+        "status_interval = 5s\nstop_timeout = 2s\n"
         "[pacer]\nname = greedy\npath = plug:/opt/x\n"
         "[pacer.greedy]\nplugin = fixed\ninterval = 0\n"
         "[workload]\njobs = 3\npartitions_per_job = 4\narrival = burst\nburst_jobs = 2\n"
@@ -70,6 +70,7 @@ START_TEST(the_whole_schema_loads)
     ck_assert_uint_eq(cfg->engine.ndevice_ids, 2);
     ck_assert_uint_eq(cfg->engine.device_ids[1], 2);
     ck_assert_str_eq(cfg->pacer_path, "plug:/opt/x");
+    ck_assert_uint_eq(cfg->engine.stop_timeout_ns, 2000000000ULL);
     ck_assert_int_eq(cfg->workload.arrival, CUPACE_ARRIVAL_BURST);
     ck_assert_int_eq(cfg->workload.synth_dist, CUPACE_DIST_GAMMA);
     ck_assert_int_eq(cfg->workload.gpu_exclusive, 0);

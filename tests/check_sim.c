@@ -416,6 +416,31 @@ START_TEST(a_holding_controller_is_reported_as_a_stall)
 }
 END_TEST
 
+/* The simulator polls the caller's stop requests at every event: a request
+ * ends the run with a whole report, marked interrupted. */
+START_TEST(a_stop_request_ends_the_simulation_with_its_report)
+{
+    struct cupace_config *cfg = tu_config_with_plugins("[workload]\njobs = 50\n");
+    struct cupace_result r;
+    int stop = 0;
+
+    cupace_stop_request(&stop);
+    tu_run_cfg_stop(cfg, "fixed", &stop, &r);
+    ck_assert(r.interrupted);
+    ck_assert(!r.stalled);
+    ck_assert(r.invariants_ok);
+    ck_assert_uint_eq(r.completed + r.failed + r.never_dispatched, 500);
+    ck_assert_uint_eq(r.never_dispatched, 500);
+    cupace_result_free(&r);
+    stop = 0;
+    tu_run_cfg_stop(cfg, "fixed", &stop, &r);
+    ck_assert(!r.interrupted);
+    ck_assert_uint_eq(r.completed, 500);
+    cupace_result_free(&r);
+    cupace_config_free(cfg);
+}
+END_TEST
+
 START_TEST(traces_drive_arrivals)
 {
     struct cupace_result r;
@@ -590,6 +615,7 @@ int main(void)
     tcase_add_test(model, fail_at_and_fail_rate_account_for_everything);
     tcase_add_test(model, traces_drive_arrivals);
     tcase_add_test(model, seeds_run_in_parallel_give_the_serial_results);
+    tcase_add_test(model, a_stop_request_ends_the_simulation_with_its_report);
     tcase_add_test(seed, seed_case_proctime_keeps_the_gpu_fed);
     tcase_add_test(seed, seed_failure_is_reproduced_on_bursts);
     tcase_add_test(seed, proctime_matches_greedy_on_every_scenario);

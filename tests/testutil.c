@@ -83,9 +83,15 @@ struct cupace_config *tu_config_with_plugins(const char *body)
 
 void tu_run_cfg(struct cupace_config *cfg, const char *label, struct cupace_result *res)
 {
+    tu_run_cfg_stop(cfg, label, NULL, res);
+}
+
+void tu_run_cfg_stop(struct cupace_config *cfg, const char *label, int *stop,
+                     struct cupace_result *res)
+{
     struct cupace_pacer_path path;
     struct cupace_pacer_instance inst;
-    struct cupace_run_opts opts = { .series_step_ns = 1000000000ULL };
+    struct cupace_run_opts opts = { .series_step_ns = 1000000000ULL, .stop = stop };
     struct cupace_err err;
     int rc;
 

@@ -27,6 +27,9 @@ struct cupace_config *tu_config_with_plugins(const char *body);
 /* Runs LABEL on cfg, in the config's mode (quietly); asserts it ran. */
 struct cupace_result;
 void tu_run_cfg(struct cupace_config *cfg, const char *label, struct cupace_result *res);
+/* The same, with the stop requests of `stop` (sim.h). */
+void tu_run_cfg_stop(struct cupace_config *cfg, const char *label, int *stop,
+                     struct cupace_result *res);
 
 /* Folders of the shipped controllers and of the test-only ones. */
 const char *tu_plugins_dir(void);
