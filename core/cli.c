@@ -18,6 +18,7 @@
 #include "conf.h"
 #include "pacer_host.h"
 #include "stages.h"
+#include "text.h"
 
 #ifndef CUPACE_SYSCONFDIR
 #define CUPACE_SYSCONFDIR "/usr/local/etc"
@@ -108,8 +109,13 @@ static void print_found(struct scan_count *c, const char *file, const char *name
                         const char *summary, const char *reason, const char *shadowed_by)
 {
     if (name) {
+        char plain[256];
+
+        /* a plugin's own text: shown plain (text.h), never as terminal escapes */
+        snprintf(plain, sizeof plain, "%s", summary ? summary : "");
+        cupace_text_plain(plain);
         c->found++;
-        printf("%-16s %s\n%-16s %s%s%s%s\n", name, summary ? summary : "", "", file,
+        printf("%-16s %s\n%-16s %s%s%s%s\n", name, plain, "", file,
                shadowed_by ? "  (shadowed by " : "", shadowed_by ? shadowed_by : "",
                shadowed_by ? ", which is the one loaded)" : "");
     } else {

@@ -16,6 +16,7 @@
 #include "config.h"
 #include "pacer_host.h"
 #include "stages.h"
+#include "text.h"
 #include "units.h"
 
 #include <dirent.h>
@@ -405,7 +406,9 @@ static int instance_init(struct cupace_pacer_instance *inst, struct cupace_confi
 {
     struct cupace_params params;
     struct cupace_params_ctx pc;
-    char why[512] = "", name[160], who[200];
+    struct cupace_lent why;
+    char name[160], who[200];
+    int rc;
 
     snprintf(name, sizeof name, "pacer.%s", inst->label);
     snprintf(who, sizeof who, "controller '%s'", inst->plugin);
@@ -413,14 +416,18 @@ static int instance_init(struct cupace_pacer_instance *inst, struct cupace_confi
     inst->state = calloc(1, inst->ops->state_size ? inst->ops->state_size : 1);
     if (!inst->state)
         return cupace_err_set(err, "controller '%s': out of memory for its state", inst->label);
-    if (inst->ops->init(inst->state, &params, why, sizeof why) != 0) {
-        why[sizeof why - 1] = '\0';
+    cupace_lend(&why, CUPACE_LENT_MAX);
+    rc = inst->ops->init(inst->state, &params, why.buf, CUPACE_LENT_MAX);
+    inst->inited = rc == 0;
+    if (cupace_take_back(&why, CUPACE_LENT_MAX) < 0)
+        return cupace_err_set(err, "controller '%s' (%s): init wrote past the %d bytes of its "
+                              "error buffer", inst->label, inst->file, CUPACE_LENT_MAX);
+    if (rc != 0) {
         if (pc.has_bad)
             return cupace_err_set(err, "%s", pc.bad.msg);
         return cupace_err_set(err, "controller '%s' (%s): init failed: %s", inst->label,
-                              inst->file, why[0] ? why : "no reason given");
+                              inst->file, why.buf[0] ? why.buf : "no reason given");
     }
-    inst->inited = 1;
     return cupace_params_check(&pc, who, err);
 }
 
@@ -500,10 +507,20 @@ void cupace_stage_plugin_close(struct cupace_stage_plugin *sp)
 
 void cupace_pacer_instance_describe(struct cupace_pacer_instance *inst, char *buf, size_t len)
 {
+    struct cupace_lent text;
+    size_t n = len < CUPACE_LENT_MAX ? len : CUPACE_LENT_MAX;
+
     buf[0] = '\0';
-    if (inst->ops && inst->ops->describe && inst->ops->describe(inst->state, buf, len) < 0)
-        buf[0] = '\0';
-    buf[len - 1] = '\0';
+    if (!inst->ops || !inst->ops->describe || len == 0)
+        return;
+    cupace_lend(&text, n);
+    if (inst->ops->describe(inst->state, text.buf, n) < 0)
+        text.buf[0] = '\0';
+    if (cupace_take_back(&text, n) < 0) {
+        snprintf(buf, len, "(describe wrote past the %zu bytes it was given)", n);
+        return;
+    }
+    memcpy(buf, text.buf, n);
 }
 
 /* ---- listing ----------------------------------------------------------- */

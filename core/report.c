@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "config.h"
 #include "report.h"
+#include "text.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -131,17 +132,28 @@ void cupace_report_table(FILE *fp, const struct cupace_result *r, size_t n, int 
 
 /* ---- JSON -------------------------------------------------------------- */
 
+/* A JSON string of any bytes: quotes, backslashes and control characters
+ * escaped, and a byte that is not valid UTF-8 (a config path in another
+ * encoding, say) written as U+FFFD, so that the report always parses. */
 static void json_string(FILE *fp, const char *s)
 {
+    const unsigned char *p = (const unsigned char *)s;
+
     fputc('"', fp);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(fp, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(fp, "\\u%04x", c);
-        else
-            fputc(c, fp);
+    while (*p) {
+        size_t n = cupace_utf8_len(p);
+
+        if (n == 0) {
+            fputs("\\ufffd", fp);
+            p++;
+        } else if (*p == '"' || *p == '\\') {
+            fprintf(fp, "\\%c", *p++);
+        } else if (*p < 0x20 || *p == 0x7F) {
+            fprintf(fp, "\\u%04x", *p++);
+        } else {
+            fwrite(p, 1, n, fp);
+            p += n;
+        }
     }
     fputc('"', fp);
 }

@@ -4,6 +4,7 @@
  */
 #include "config.h"
 #include "stages.h"
+#include "text.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,7 +135,8 @@ int cupace_stage_run_init(struct cupace_stage_run *sr, const struct cupace_stage
                           const struct cupace_params *p, const struct cupace_stage_host *host,
                           uint64_t partition_memory, const char *who, struct cupace_err *err)
 {
-    char why[512] = "";
+    struct cupace_lent why;
+    int rc;
 
     memset(sr, 0, sizeof *sr);
     sr->ops = ops;
@@ -143,10 +145,14 @@ int cupace_stage_run_init(struct cupace_stage_run *sr, const struct cupace_stage
     if (!sr->state)
         return cupace_err_set(err, "%s: out of memory for its state", who);
     sr->inited = 1;                 /* fini is owed even when init fails */
-    if (ops->init(sr->state, p ? p : &no_params, host, &sr->info, why, sizeof why) != 0) {
-        why[sizeof why - 1] = '\0';
-        return cupace_err_set(err, "%s: init failed: %s", who, why[0] ? why : "no reason given");
-    }
+    cupace_lend(&why, CUPACE_LENT_MAX);    /* a stage is a plugin too: text.h */
+    rc = ops->init(sr->state, p ? p : &no_params, host, &sr->info, why.buf, CUPACE_LENT_MAX);
+    if (cupace_take_back(&why, CUPACE_LENT_MAX) < 0)
+        return cupace_err_set(err, "%s: init wrote past the %d bytes of its error buffer", who,
+                              CUPACE_LENT_MAX);
+    if (rc != 0)
+        return cupace_err_set(err, "%s: init failed: %s", who,
+                              why.buf[0] ? why.buf : "no reason given");
     if (sr->info.buffer_bytes > partition_memory)
         return cupace_err_set(err, "%s: it declares a buffer of %zu bytes per partition, more than "
                               "partition_memory (%llu bytes), which the memory budget accounts",

@@ -11,6 +11,9 @@
 #include <string.h>
 
 #include "pacer_host.h"
+#include "report.h"
+#include "result.h"
+#include "text.h"
 #include "testutil.h"
 
 static void expect_refused(const char *name, const char *n1, const char *n2)
@@ -107,6 +110,111 @@ START_TEST(init_failure_gives_reason)
     ck_assert_msg(strstr(err.msg, "init_fails") && strstr(err.msg, "no GPU budget configured"), "%s",
                   err.msg);
     cupace_config_free(cfg);
+}
+END_TEST
+
+/* Whether S is plain text (text.h): valid UTF-8, no control character. */
+static int is_plain(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+
+    while (*p) {
+        size_t n = cupace_utf8_len(p);
+        if (n == 0 || (n == 1 && (*p < 0x20 || *p == 0x7F)) || (n == 2 && p[0] == 0xC2 && p[1] < 0xA0))
+            return 0;
+        p += n;
+    }
+    return 1;
+}
+
+/* A controller's init error full of hostile bytes, filling the buffer to
+ * the last byte without a NUL: the message names it and is plain text. */
+START_TEST(hostile_init_text_is_made_plain)
+{
+    struct cupace_pacer_instance inst;
+    struct cupace_err err;
+    struct cupace_config *cfg;
+
+    ck_assert_int_eq(make_instance(&inst, "[pacer.h]\nplugin = hostile\nfail = yes\n", "h", &err,
+                                   &cfg), -1);
+    ck_assert_msg(strstr(err.msg, "controller 'h'") && strstr(err.msg, "init failed: q"), "%s",
+                  err.msg);
+    ck_assert_msg(is_plain(err.msg), "%s", err.msg);
+    cupace_pacer_instance_destroy(&inst);
+    cupace_config_free(cfg);
+}
+END_TEST
+
+/* Writing past the error buffer it was lent is caught and refused. */
+START_TEST(init_writing_past_its_buffer_is_refused)
+{
+    struct cupace_pacer_instance inst;
+    struct cupace_err err;
+    struct cupace_config *cfg;
+
+    ck_assert_int_eq(make_instance(&inst, "[pacer.h]\nplugin = hostile\ninit_overrun = yes\n", "h",
+                                   &err, &cfg), -1);
+    ck_assert_msg(strstr(err.msg, "controller 'h'") && strstr(err.msg, "wrote past"), "%s",
+                  err.msg);
+    cupace_pacer_instance_destroy(&inst);
+    cupace_config_free(cfg);
+}
+END_TEST
+
+/* Runs the hostile controller; returns its JSON report (malloc'd). */
+static char *hostile_report(const char *body, struct cupace_result *r, const char *config)
+{
+    struct cupace_config *cfg = tu_config_with_plugins(body);
+    struct cupace_report_meta meta = { .config = config, .mode = "sim", .seed = 1 };
+    char *text = NULL;
+    size_t len = 0;
+    FILE *fp;
+
+    tu_run_cfg(cfg, "h", r);
+    fp = open_memstream(&text, &len);
+    ck_assert_ptr_nonnull(fp);
+    cupace_report_json(fp, &meta, r, 1);
+    fclose(fp);
+    cupace_config_free(cfg);
+    return text;
+}
+
+/* describe() fills its buffer with hostile bytes, no NUL, and claims ten
+ * times the length: the state is plain, cut to the length, and the JSON
+ * report (with a config path that is not UTF-8 either) parses. */
+START_TEST(hostile_describe_cannot_break_the_report)
+{
+    struct cupace_result r;
+    char *json = hostile_report("[pacer.h]\nplugin = hostile\n[workload]\njobs = 2\n", &r,
+                                "odd\xff\xfe\"name\n.ini");
+
+    ck_assert_msg(r.pacer_state[0] == 'q' && strlen(r.pacer_state) == sizeof r.pacer_state - 1,
+                  "%zu: %s", strlen(r.pacer_state), r.pacer_state);
+    ck_assert_msg(is_plain(r.pacer_state), "%s", r.pacer_state);
+    ck_assert_msg(tu_json_valid(json), "%s", json);
+    ck_assert(strstr(json, "\"pacer_state\": \"q\\\"b\\\\n"));
+    ck_assert(strstr(json, "odd\\ufffd\\ufffd\\\"name\\u000a.ini"));
+    ck_assert(r.invariants_ok);
+    free(json);
+    cupace_result_free(&r);
+    /* and the checker itself refuses what the report must never hold */
+    ck_assert(!tu_json_valid("{\"a\": \"\xff\"}"));
+    ck_assert(!tu_json_valid("{\"a\": \"x\ny\"}"));
+    ck_assert(!tu_json_valid("{\"a\": \"x\"y\"}"));
+    ck_assert(tu_json_valid("{\"a\": [1, -2.5e3, true, null, \"\\u00e9\xc3\xa9\"]}"));
+}
+END_TEST
+
+START_TEST(describe_writing_past_its_buffer_is_caught)
+{
+    struct cupace_result r;
+    char *json = hostile_report("[pacer.h]\nplugin = hostile\ndescribe_overrun = yes\n"
+                                "[workload]\njobs = 1\n", &r, "x.ini");
+
+    ck_assert_msg(strstr(r.pacer_state, "wrote past"), "%s", r.pacer_state);
+    ck_assert_msg(tu_json_valid(json), "%s", json);
+    free(json);
+    cupace_result_free(&r);
 }
 END_TEST
 
@@ -321,6 +429,10 @@ int main(void)
     tcase_add_test(bad, not_elf_is_refused);
     tcase_add_test(bad, missing_file_is_refused);
     tcase_add_test(bad, init_failure_gives_reason);
+    tcase_add_test(bad, hostile_init_text_is_made_plain);
+    tcase_add_test(bad, init_writing_past_its_buffer_is_refused);
+    tcase_add_test(bad, hostile_describe_cannot_break_the_report);
+    tcase_add_test(bad, describe_writing_past_its_buffer_is_caught);
     tcase_add_test(bad, name_that_is_a_path_opens_nothing);
     tcase_add_test(bad, missing_controller_lists_the_path);
     tcase_add_test(bad, misnamed_file_is_refused);

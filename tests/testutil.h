@@ -35,6 +35,10 @@ void tu_run_cfg_stop(struct cupace_config *cfg, const char *label, int *stop,
 const char *tu_plugins_dir(void);
 const char *tu_test_plugins_dir(void);
 
+/* Whether TEXT is one valid JSON value (strict: UTF-8, no raw control
+ * characters in strings, nothing after it). */
+int tu_json_valid(const char *text);
+
 /* Runs a suite; returns the exit status for main. */
 int tu_run(Suite *s);
 
