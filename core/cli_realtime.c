@@ -103,9 +103,9 @@ static void *watcher(void *arg)
 
     (void)arg;
     for (;;) {
-        pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
         sig = next_signal(deadline);
-        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+        if (sig == SIGUSR2)
+            return NULL;            /* signals_stop: the runs are over */
         if (sig == 0)
             continue;
         pthread_mutex_lock(&watch.lock);
@@ -137,6 +137,7 @@ void cupace_cli_signals_start(int quiet, uint64_t stop_timeout_ns)
     sigemptyset(&watch.set);
     sigaddset(&watch.set, SIGINT);
     sigaddset(&watch.set, SIGTERM);
+    sigaddset(&watch.set, SIGUSR2);     /* from signals_stop alone: ends the watcher */
     pthread_sigmask(SIG_BLOCK, &watch.set, &watch.old);
     watch.started = pthread_create(&watch.thread, NULL, watcher, NULL) == 0;
 }
@@ -144,7 +145,9 @@ void cupace_cli_signals_start(int quiet, uint64_t stop_timeout_ns)
 void cupace_cli_signals_stop(void)
 {
     if (watch.started) {
-        pthread_cancel(watch.thread);
+        /* not pthread_cancel: unwinding a thread cancelled in sigwait upsets
+         * ASan's bookkeeping of its stack */
+        pthread_kill(watch.thread, SIGUSR2);
         pthread_join(watch.thread, NULL);
         watch.started = 0;
     }
