@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # dev.sh -- set up a fresh Debian machine, build cupace, and run or test it.
 #
 #   ./dev.sh run     install what is missing, build, run `cupace ab` on the default config

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT OR Apache-2.0
 -- queue.sql -- the job queue of `cupace serve` (DESIGN §10), for PostgreSQL
 -- 12 or later and PostgreSQL-compatible databases.
 --

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * checked.h -- time and size arithmetic that cannot wrap.
  *

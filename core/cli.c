@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * cli.c -- the `cupace` command: argument parsing, subcommands, exit codes.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * cli.h -- what the `cupace` command parsed, shared by its subcommands.
  */

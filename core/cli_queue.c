@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * cli_queue.c -- `cupace queue init|submit|status CONFIG`: the job queue of
  * [queue] (DESIGN §10), so that an operator can try `cupace serve` in a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * cli_realtime.c -- what the command does around a real-time run, which the
  * engine leaves to its caller: the signals (the first SIGINT or SIGTERM

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * cli_run.c -- `cupace run` and `cupace ab`: load the config, check every
  * controller before running any, run each on the same workload, report.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * conf.h -- the configuration: cupace.ini (DESIGN §4) as a validated struct.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * dispatch.c -- the gates, the stall rule and the sampler (see dispatch.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * dispatch.h -- the dispatcher's rules, written once for either clock.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* error.c -- building error messages once, where the context is known. */
 #include "config.h"
 #include "error.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * heap.c -- binary min-heap on (time, seq).  See heap.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * heap.h -- the simulator's event queue: a binary min-heap of events keyed on
  * (time, sequence number).

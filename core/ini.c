@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * ini.c -- the INI syntax of cupace.ini, one line at a time.  See ini.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * ini.h -- the INI syntax of cupace.ini, one line at a time.
  *

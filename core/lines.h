@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * lines.h -- reading text input one line at a time, of any length.
  *

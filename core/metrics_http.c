@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * metrics_http.c -- GET /metrics over libmicrohttpd (metrics_http.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * metrics_http.h -- metrics in the Prometheus text format on a local HTTP
  * port ([serve] metrics = HOST:PORT), served by libmicrohttpd.

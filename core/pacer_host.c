@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * pacer_host.c -- the dlopen loader and the params object of plugins:
  * controllers (cupace/pacer.h) and stage plugins (cupace/stage.h), found

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * pacer_host.h -- finding, loading, validating and running controllers.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * pipeline.c -- transitions, accounting and metrics of the pipeline.
  * See pipeline.h for the invariants.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * pipeline.h -- the pipeline's state machine, its accounting and its metrics.
  *

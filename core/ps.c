@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * ps.c -- processor sharing as virtual time and a min-heap of finish tags.
  */

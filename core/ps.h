@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * ps.h -- processor sharing over a number of CPU slots.
  *

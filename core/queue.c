@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * queue.c -- the job queue in PostgreSQL: claims, leases, results (queue.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * queue.h -- the job queue in PostgreSQL (DESIGN §10): a libpq client.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * realtime.c -- the real-time engine: the pipeline of pipeline.h driven by
  * threads on the monotonic clock.

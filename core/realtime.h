@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * realtime.h -- the real-time engine (mode = realtime): threads, a real
  * clock, real waiting; the pipeline state machine of pipeline.h driven from

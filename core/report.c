@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * report.c -- the table, JSON, CSV and plot writers.
  *

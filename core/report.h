@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * report.h -- presenting results: the terminal summary and A/B table, the
  * JSON report (DESIGN §5), the CSV time series, and plots through gnuplot.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * result.c -- metrics of a finished run, by the definitions of DESIGN §5.
  */

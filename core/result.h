@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * result.h -- what one run of one controller measured (DESIGN §5), whether
  * simulated or real, and its time series.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * rng.c -- xoshiro256** streams and the distributions of durations.
  */

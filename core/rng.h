@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * rng.h -- deterministic random streams and the duration distributions.
  *

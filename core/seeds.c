@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * seeds.c -- many seeds, many controllers, many threads (see seeds.h).
  */

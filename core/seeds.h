@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * seeds.h -- the A/B over many seeds (`cupace ab --seeds N`): every
  * controller on seeds first, first+1, ..., run in parallel over threads, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * serve.c -- a node's side of the job queue: claims paced by the engine's
  * credit, heartbeats, results written back (serve.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * serve.h -- a node's side of the job queue (DESIGN §10): when to claim and
  * how much, when to beat, and writing results back, whatever the engine.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * sim.h -- the discrete-event simulator (mode = sim): virtual time,
  * deterministic, the pipeline state machine driven from an event queue.

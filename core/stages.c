@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * stages.c -- the emulated stages, the stage-table check, and a stage
  * set's state and init/fini in a run (see stages.h).

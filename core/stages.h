@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * stages.h -- the engine's side of cupace/stage.h: the built-in emulated
  * stages, the one check every stage table passes before use, and a stage

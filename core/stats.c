@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * stats.c -- Student's t and the 95% interval of a mean (see stats.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * stats.h -- the statistics of a many-seed A/B: Student's t quantile and the
  * mean of a sample with its 95% confidence interval.

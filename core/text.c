@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * text.c -- making text from outside safe to show.  See text.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * text.h -- making text from outside safe to show: controllers' describe()
  * and init() messages, which go to a terminal, a table and a JSON report.

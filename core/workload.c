@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * workload.c -- arrivals, per-partition draws and phase durations.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * workload.h -- the workload model of DESIGN §4, shared by the simulator and
  * the emulated backend: job arrivals, each partition's random draws, and the

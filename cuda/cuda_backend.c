@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * cuda_backend.c -- host side of the CUDA backend (device discovery).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * cuda_ops.h -- the CUDA runtime calls the CUDA stages make, behind a table.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * cuda_runtime.cu -- the real struct cupace_cuda_ops: thin C wrappers of
  * the CUDA runtime calls the CUDA stages make, and the kernel with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * cuda_stages.c -- the CUDA stage set (see cuda_stages.h): the host side
  * of the CUDA workers, in plain C over a struct cupace_cuda_ops, so that

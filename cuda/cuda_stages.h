@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * cuda_stages.h -- the CUDA stage set (DESIGN §9): `backend = cuda`.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * device_query.cu -- asks the CUDA runtime how many devices answer.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * mont.h -- Montgomery multiplication over the 64-bit prime field
  * p = 2^64 - 2^32 + 1, shared by the device kernel (cuda_runtime.cu) and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # ab-table.sh [CUPACE] -- the README's 20-seed tables and trade-off plot:
 # every shipped controller and the seed's own configuration against greedy
 # on every shipped scenario and on the seed's case, from `cupace ab --seeds`.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # floor.sh [CUPACE] -- a measured floor of mean memory for each scenario:
 # the test-only oracle controller (tests/plugins/oracle.c), which is told
 # the CPU's synthesis slots, swept over how many it keeps in synthesis and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # scenario-table.sh [CUPACE] -- the README's scenario table: proctime against
 # greedy (and the others) on every shipped scenario, from `cupace ab --json`.
 #   CUPACE_PACER_PATH=build/plugins/.libs doc/scenario-table.sh build/cupace

@@ -1,3 +1,4 @@
+dnl SPDX-License-Identifier: MIT OR Apache-2.0
 # CUPACE_CHECK_CUDA
 # -----------------
 # Looks for nvcc: --with-cuda=DIR uses DIR/bin/nvcc, --without-cuda leaves

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * fixed -- a fixed dispatch interval.  `interval = 0` is greedy: no pacing at
  * all, only the memory budget and the synthesis slots gate.  The reference

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * intercompletion -- the baseline: pace by the interval between GPU
  * completions.

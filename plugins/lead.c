@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * lead -- pace to the limit of Little's law: keep exactly what the GPUs will
  * consume during one synthesis in the pipeline, plus a safety stock sized

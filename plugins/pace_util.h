@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * pace_util.h -- pieces shared by the shipped controllers: an EMA and the PI
  * correction on the GPU queue depth.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * proctime -- pace by the GPU's measured processing time.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * window -- a closed window: at most `window` partitions dispatched and not
  * yet finished (completed or failed).  What most engineers write instead of a

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # bench_ab.sh CUPACE PLUGINS SRCDIR -- `make bench`: a 20-seed A/B of the
 # controllers of [ab] (six) on every shipped scenario, over all the cores,
 # and the wall time each takes (issue 11: the many-seed A/B must stay cheap

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* bench_queue.c -- `make bench`: the job queue (core/queue.c) on the
  * PostgreSQL server that bench_queue.sh starts (CUPACE_TEST_PG).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* bench_rt.c -- `make bench`: the real-time engine.
  *
  *  1. partitions per second through the full threaded path with zero-length

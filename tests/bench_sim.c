@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* bench_sim.c -- `make bench`: how fast the simulator runs.
  *
  * A 600k-partition PoRep-like backlog on 8 GPUs, under greedy (fixed) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* bench_util.c -- see bench_util.h. */
 #include "config.h"
 #include "bench_util.h"

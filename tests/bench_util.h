@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * bench_util.h -- what the benchmarks share: a controller instance over a
  * config written from text, and a monotonic clock in seconds.

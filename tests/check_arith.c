@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* check_arith.c -- time and size arithmetic (issue 8, bug 1): the checked
  * helpers at their edges, each reproduction of the wrapped-time bugs, and a
  * property test: random workloads with extreme durations, speeds, sizes and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* check_conf.c -- the configuration loader: the schema, every class of
  * error, and that each message names the file, the line and the key. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* check_cuda.c -- the CUDA workers' host side (cuda/cuda_stages.c) on the
  * test double of the CUDA runtime (cuda_double.h), in real time: the phases
  * in order on each worker's own stream, event times as the device time,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* check_gpu.c -- the CUDA workers on a real device (DESIGN §9).  Exits 77
  * (skipped) when this cupace was built without CUDA or no device answers,
  * saying why.  On a device: the kernel's result against the CPU reference;

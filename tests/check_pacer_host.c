@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* check_pacer_host.c -- the loader: every kind of bad controller is refused
  * with its file and reason; instances, params and the search path work; the
  * ABI's layout is pinned. */

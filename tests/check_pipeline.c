@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* check_pipeline.c -- the pipeline's state machine on its own: random
  * programs of valid transitions, with every invariant checked after each
  * one and the counters compared against a plain tally kept here. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* check_plugins.c -- the shipped controllers' math, driven by synthetic
  * signal sequences through the real .so files and the real loader. */
 #include "config.h"

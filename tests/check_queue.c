@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * check_queue.c -- the job queue (core/queue.c) against a real PostgreSQL.
  *

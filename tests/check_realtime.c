@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* check_realtime.c -- the real-time engine with the emulated backend:
  * agreement with the simulator, fault accounting, interrupts, stalls. */
 #include "config.h"

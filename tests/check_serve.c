@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * check_serve.c -- nodes on one queue (core/serve.c) against a real
  * PostgreSQL, each with a stand-in engine: CAPACITY worker threads that each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* check_sim.c -- the simulator: the event heap against sorting, processor
  * sharing against arithmetic, closed forms and Mean Value Analysis,
  * determinism, invariants over random workloads, the seed's case and its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* check_stages.c -- the stage interface: its layout pinned, the check every
  * table passes, and stages given in code running in real time: every op
  * called once per partition on the right thread kind, buffers, per-worker

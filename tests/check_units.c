@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* check_units.c -- the parsers of durations, sizes, numbers and booleans. */
 #include "config.h"
 

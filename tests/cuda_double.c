@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * cuda_double.c -- the test double of cuda/cuda_ops.h (see cuda_double.h).
  */

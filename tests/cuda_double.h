@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * cuda_double.h -- a test double of the CUDA runtime calls the CUDA stages
  * make (cuda/cuda_ops.h), in C, on the CPU.

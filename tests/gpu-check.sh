@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # gpu-check.sh [RESULTS] -- the one prepared command that checks a real GPU.
 #
 # Builds cupace from a clean copy of this tree with CUDA (--with-cuda),

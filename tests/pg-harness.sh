@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # pg-harness.sh -- a throwaway PostgreSQL server for the tests that need one.
 #
 # Sourced by a test.  pg_start makes a scratch folder under /tmp (short, so

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # report-identity.sh -- the proof that a reshaping moved no figure.
 #
 #   tests/report-identity.sh save BUILD DIR     write every shipped scenario's `cupace ab --json`

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* soak.c -- `make soak`: the engine over random scenarios until time is up.
  *
  *   soak_engine SHIPPED_PLUGINS TEST_PLUGINS     (SOAK_SECONDS, default 180; SOAK_SEED, default 1)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* testutil.c -- see testutil.h. */
 #include "config.h"
 #include "testutil.h"

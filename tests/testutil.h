@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * testutil.h -- helpers shared by the Check suites: scratch files inside the
  * build tree (make check writes nothing outside it), and configs from text.

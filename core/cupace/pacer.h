@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * cupace/pacer.h -- the pacing-controller SDK.
  *

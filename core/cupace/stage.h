@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * cupace/stage.h -- the stage SDK: what runs on the engine's threads.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * topup -- an example controller, built outside cupace's own build.
  *

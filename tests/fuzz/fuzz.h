@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * fuzz.h -- what the libFuzzer harnesses share: a private folder to put the
  * input in (the loader reads files, and a config's relative trace path is

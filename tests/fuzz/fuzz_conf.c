@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * fuzz_conf.c -- libFuzzer harness: the configuration loader.
  *

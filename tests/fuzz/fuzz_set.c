@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * fuzz_set.c -- libFuzzer harness: `--set SECTION.KEY=VALUE` overrides.
  *

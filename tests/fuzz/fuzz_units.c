@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * fuzz_units.c -- libFuzzer harness: the value parsers of units.h.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * replay.c -- runs a harness over files without libFuzzer, so that `make
  * check` replays the seed corpora and every input that once crashed, with

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # run.sh SECONDS SRCDIR NAME... -- runs each libFuzzer harness fuzz_NAME
 # (built in the current folder) for SECONDS, one after the other, and says
 # how many inputs each executed.  New inputs go to fuzz-corpus/NAME (the

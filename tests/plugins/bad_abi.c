@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* Test-only controller: built for a future ABI. */
 #include "cupace/pacer.h"
 static int i_(void *s, const struct cupace_params *p, char *e, size_t n) { (void)s; (void)p; (void)e; (void)n; return 0; }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* Test-only controller: dispatches `burst` partitions, then holds forever.
  * The simulator must report the stall, naming the controller. */
 #include "cupace/pacer.h"

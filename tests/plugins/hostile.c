@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* Test-only controller: writes hostile bytes into every buffer it is lent
  * (quotes, backslashes, control characters, a terminal escape, invalid and
  * overlong UTF-8, a surrogate), fills them to the last byte without a NUL,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* Test-only controller: init refuses with a reason. */
 #include <stdio.h>
 #include "cupace/pacer.h"

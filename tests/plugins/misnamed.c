@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* Test-only controller: its name is not its file's. */
 #include "cupace/pacer.h"
 static int i_(void *s, const struct cupace_params *p, char *e, size_t n) { (void)s; (void)p; (void)e; (void)n; return 0; }

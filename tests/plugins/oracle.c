@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * Test-only controller: the oracle that measures a scenario's physical
  * floor for doc/floor.sh.  It is told what no signal says, the CPU's

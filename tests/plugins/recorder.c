@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* Test-only controller: greedy, and checks the contract's promises on every
  * call (monotonic clock, cumulative counters, the accounting identity).  A
  * broken promise makes interval_ns hold forever, which the tests see as a

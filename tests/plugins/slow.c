@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* Test-only controller: no pacing, but each interval call sleeps for
  * `sleep_us` of real time, so that a simulation lasts long enough to be
  * interrupted from outside (a controller must never do this). */

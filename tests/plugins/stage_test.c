@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* Test-only stage plugins, one source for all of them: STAGE_FAULT picks
  * the fault each library is built with (none: the good one).
  *   stage_good        acts out the model; keys: fail_index (a partition

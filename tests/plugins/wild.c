@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* Test-only controller: intervals drawn at random from ordinary and
  * extreme values (0, 1 ns, a second, an hour, 2^61..2^63 ns, 2^64 - 2,
  * CUPACE_PACE_HOLD), from its own `seed`.  The host must stay exact, or
