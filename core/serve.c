@@ -264,8 +264,10 @@ static size_t claim_round(struct cupace_serve *s)
     size_t max_jobs = credit > 1024 ? 1024 : (size_t)credit;
     int rc;
 
-    if (max_jobs == 0 && idle)
-        max_jobs = 1;
+    /* no credit, no claim, even when nothing is held undispatched: the
+     * controller may be holding back because memory is full of work already
+     * dispatched; with some credit, an idle node takes a first job larger
+     * than it, or such a job would wait for ever */
     if (max_jobs == 0)
         return 0;
     rc = cupace_queue_claim(s->q, max_jobs, credit, idle, &b, &err);

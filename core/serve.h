@@ -35,8 +35,8 @@ struct cupace_serve_engine {
     void *ctx;
     /* Required.  The partitions the node may claim now: what its controller
      * will dispatch before the next claim round, less what it already holds
-     * undispatched.  *idle is set when it holds nothing undispatched, so
-     * that a job larger than any credit is still taken.  Loop thread. */
+     * undispatched.  *idle is set when it holds nothing undispatched: then
+     * a first job larger than a credit above 0 is still taken.  Loop thread. */
     uint64_t (*credit)(void *ctx, int *idle);
     /* Required.  Takes a claimed job (the payload is only valid during the
      * call): 0, or -1 if it cannot, and the job is failed back at once.
