@@ -258,8 +258,15 @@ void cupace_format_duration(uint64_t ns, char *buf, unsigned len)
         snprintf(buf, len, "%.3gms", (double)ns / 1e6);
     else if (s < 9999.5)
         snprintf(buf, len, "%.4gs", s);
-    else
-        snprintf(buf, len, "%.0fs", s);
+    else {
+        /* whole seconds, rounded down where rounding up would pass 2^64 ns
+         * (18446744073.705 s would print as 18446744074s, which no parser
+         * takes back) */
+        double r = round(s);
+        if (r * 1e9 >= 18446744073709551615.0)
+            r = floor(s);
+        snprintf(buf, len, "%.0fs", r);
+    }
 }
 
 void cupace_format_size(uint64_t bytes, char *buf, unsigned len)

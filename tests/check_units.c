@@ -149,12 +149,14 @@ START_TEST(saturating_add_never_wraps)
 END_TEST
 
 /* Found by fuzz_units: 999999 ns was printed "1e+03us", which no config
- * may say.  What the messages print must read back, near enough. */
+ * may say, and 18446744073705 ms rounded up past 2^64 ns.  What the messages print must read back, near enough. */
 START_TEST(formatted_durations_read_back)
 {
     static const uint64_t values[] = { 1, 999, 999499, 999500, 999999, 999499999, 999999999,
                                        9999499999999ULL, 9999999999999ULL, 10800000000000ULL,
-                                       18000000000000000000ULL };
+                                       18000000000000000000ULL,
+                                       18446744073705000000ULL,   /* "18446744074s" passed 2^64 */
+                                       UINT64_MAX };
     char buf[64];
     uint64_t v;
     const char *why;
