@@ -279,6 +279,14 @@ void cupace_format_size(uint64_t bytes, char *buf, unsigned len)
         v /= 1024.0;
         i++;
     }
+    /* one decimal, rounded down where rounding up would reach 2^64 bytes
+     * (2^64 - 5 B would print as 16777216.0TiB, which no parser takes
+     * back); the double of a count that close to 2^64 is 2^64 itself */
+    if (i && ldexp(round(v * 10) / 10, 10 * (int)i) >= 18446744073709551615.0) {
+        v = floor(v * 10) / 10;
+        if (ldexp(v, 10 * (int)i) >= 18446744073709551615.0)
+            v -= 0.1;
+    }
     snprintf(buf, len, i ? "%.1f%s" : "%.0f%s", v, names[i]);
 }
 

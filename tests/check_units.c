@@ -172,6 +172,27 @@ START_TEST(formatted_durations_read_back)
 }
 END_TEST
 
+/* Found by fuzz_units in CI: 2^64 - 5 bytes was printed "16777216.0TiB",
+ * which is 2^64 and refused.  Sizes, too, must read back near enough. */
+START_TEST(formatted_sizes_read_back)
+{
+    static const uint64_t values[] = { 0, 1, 1023, 1024, 1048575, 1048576, 15032385536ULL,
+                                       1099511627776ULL, 18446744073709551611ULL,
+                                       UINT64_MAX - 1 };
+    char buf[64];
+    uint64_t v;
+    const char *why;
+
+    for (unsigned i = 0; i < sizeof values / sizeof values[0]; i++) {
+        cupace_format_size(values[i], buf, sizeof buf);
+        ck_assert_msg(cupace_parse_size(buf, &v, &why) == 0, "%s is refused", buf);
+        ck_assert_msg(fabs((double)v - (double)values[i]) <= 0.05 * (double)values[i] + 1,
+                      "%llu printed as %s reads %llu", (unsigned long long)values[i], buf,
+                      (unsigned long long)v);
+    }
+}
+END_TEST
+
 START_TEST(arrays_grow_by_doubling_and_refuse_overflow)
 {
     size_t cap = 0;
@@ -248,6 +269,7 @@ int main(void)
     tcase_add_test(tc, student_t_matches_its_tables);
     tcase_add_test(tc, confidence_interval_of_a_mean);
     tcase_add_test(tc, formatted_durations_read_back);
+    tcase_add_test(tc, formatted_sizes_read_back);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }
