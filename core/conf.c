@@ -1305,11 +1305,11 @@ struct cupace_config *cupace_config_load(const char *file, const char *const *se
     ld.cfg = cfg;
     ld.err = err;
     ld.file = file;
-    cfg->path = xstrdup(file);
-    cfg->dir = dir_of(file);
+    cfg->path = xstrdup(file ? file : "(settings in code)");   /* libcupace: no file */
+    cfg->dir = file ? dir_of(file) : xstrdup(".");
     set_defaults(cfg);
     ld.file = cfg->path;
-    if (read_file(&ld, cfg->path) < 0)
+    if (file && read_file(&ld, cfg->path) < 0)
         goto fail;
     for (size_t i = 0; i < nsets; i++)
         if (apply_override(&ld, sets[i], (unsigned)i + 1) < 0)

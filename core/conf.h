@@ -192,7 +192,8 @@ struct cupace_override {
     const char *text;
 };
 
-/* Loads FILE, applies the overrides in order, validates.  Returns a config
+/* Loads FILE (NULL: none, every key at its default), applies the
+ * overrides in order, validates.  Returns a config
  * to free with cupace_config_free(), or NULL with the message in err. */
 struct cupace_config *cupace_config_load(const char *file, const char *const *sets, size_t nsets,
                                          struct cupace_err *err);

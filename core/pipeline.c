@@ -3,6 +3,7 @@
  * pipeline.c -- transitions, accounting and metrics of the pipeline.
  * See pipeline.h for the invariants.
  */
+#define _GNU_SOURCE 1              /* mremap */
 #include "config.h"
 #include "pipeline.h"
 #include "checked.h"
@@ -33,11 +34,11 @@ static void records_free(void *p, size_t bytes)
         munmap(p, bytes);
 }
 
-int cupace_pipeline_init(struct cupace_pipeline *pl, const struct cupace_config *cfg,
+static int pipeline_init(struct cupace_pipeline *pl, const struct cupace_config *cfg, int open,
                          struct cupace_err *err)
 {
     struct cupace_trace_job *arrivals;
-    uint64_t total = cupace_workload_partitions(cfg);
+    uint64_t total = open ? 0 : cupace_workload_partitions(cfg);
     uint32_t p = 0;
 
     memset(pl, 0, sizeof *pl);
@@ -53,8 +54,10 @@ int cupace_pipeline_init(struct cupace_pipeline *pl, const struct cupace_config 
     if (total >= UINT32_MAX)
         return cupace_err_set(err, "%s: %llu partitions: at most %u", cfg->path,
                               (unsigned long long)total, UINT32_MAX - 1);
-    pl->njobs = cupace_workload_njobs(cfg);
+    pl->njobs = open ? 0 : cupace_workload_njobs(cfg);
     pl->nparts = (uint32_t)total;
+    pl->cap_jobs = pl->njobs ? pl->njobs : 1;
+    pl->cap_parts = pl->nparts ? pl->nparts : 1;
     arrivals = calloc(pl->njobs ? pl->njobs : 1, sizeof *arrivals);
     pl->jobs = calloc(pl->njobs ? pl->njobs : 1, sizeof *pl->jobs);
     pl->parts = records_alloc((total ? total : 1) * sizeof *pl->parts);
@@ -68,12 +71,15 @@ int cupace_pipeline_init(struct cupace_pipeline *pl, const struct cupace_config 
         cupace_pipeline_free(pl);
         return cupace_err_set(err, "out of memory for %llu partitions", (unsigned long long)total);
     }
-    cupace_workload_arrivals(cfg, arrivals);
+    if (!open)
+        cupace_workload_arrivals(cfg, arrivals);
     for (size_t j = 0; j < pl->njobs; j++) {
         struct cupace_job *job = &pl->jobs[j];
         job->arrival_ns = arrivals[j].arrival_ns;
         job->synth_ns = arrivals[j].synth_ns;
         job->kernel_ns = arrivals[j].kernel_ns;
+        job->part_mem = pl->part_mem;
+        job->release = pl->release_at_kernel;
         job->first = p;
         job->count = job->left = arrivals[j].partitions;
         for (uint32_t i = 0; i < job->count; i++)
@@ -83,10 +89,93 @@ int cupace_pipeline_init(struct cupace_pipeline *pl, const struct cupace_config 
     return 0;
 }
 
+int cupace_pipeline_init(struct cupace_pipeline *pl, const struct cupace_config *cfg,
+                         struct cupace_err *err)
+{
+    return pipeline_init(pl, cfg, 0, err);
+}
+
+int cupace_pipeline_init_open(struct cupace_pipeline *pl, const struct cupace_config *cfg,
+                              struct cupace_err *err)
+{
+    return pipeline_init(pl, cfg, 1, err);
+}
+
+/* Room for `jobs` jobs and `parts` partitions in every per-job and
+ * per-partition array, by doubling.  0, or -1 (nothing changed that
+ * matters: the capacities stay those of the arrays). */
+static int reserve(struct cupace_pipeline *pl, size_t jobs, uint32_t parts)
+{
+    if (jobs > pl->cap_jobs) {
+        size_t cap = pl->cap_jobs;
+        struct cupace_job *j;
+        double *l;
+        while (cap < jobs)
+            cap *= 2;
+        if (!(j = realloc(pl->jobs, cap * sizeof *j)))
+            return -1;
+        pl->jobs = j;
+        if (!(l = realloc(pl->latency, cap * sizeof *l)))
+            return -1;
+        pl->latency = l;
+        pl->cap_jobs = cap;
+    }
+    if (parts > pl->cap_parts) {
+        uint64_t cap = pl->cap_parts;
+        void *p;
+        uint32_t *q;
+        while (cap < parts)
+            cap *= 2;
+        if (cap > UINT32_MAX)
+            cap = UINT32_MAX;
+        if (!(q = realloc(pl->gpuq, cap * sizeof *q)))
+            return -1;
+        pl->gpuq = q;
+        p = mremap(pl->parts, pl->cap_parts * sizeof *pl->parts, cap * sizeof *pl->parts,
+                   MREMAP_MAYMOVE);     /* anonymous memory: the new part is zeroed */
+        if (p == MAP_FAILED)
+            return -1;
+        pl->parts = p;
+        pl->cap_parts = (uint32_t)cap;
+    }
+    return 0;
+}
+
+int64_t cupace_pipeline_add_job(struct cupace_pipeline *pl, uint64_t now, uint32_t count,
+                                uint64_t part_mem, uint64_t release, struct cupace_err *err)
+{
+    struct cupace_job *job;
+    size_t j = pl->njobs;
+
+    if (count == 0)
+        return cupace_err_set(err, "a job of no partitions");
+    if (part_mem > pl->mem_budget)
+        return cupace_err_set(err, "%llu bytes per partition: more than the memory budget "
+                              "(%llu bytes) could ever hold", (unsigned long long)part_mem,
+                              (unsigned long long)pl->mem_budget);
+    if (release > part_mem)
+        return cupace_err_set(err, "%llu bytes released at the kernel of a %llu-byte partition",
+                              (unsigned long long)release, (unsigned long long)part_mem);
+    if (count >= UINT32_MAX - pl->nparts || j >= UINT32_MAX)
+        return cupace_err_set(err, "%u partitions more: at most %u in one run", count,
+                              UINT32_MAX - 1);
+    if (reserve(pl, j + 1, pl->nparts + count) < 0)
+        return cupace_err_set(err, "out of memory for %u partitions more", count);
+    job = &pl->jobs[j];
+    *job = (struct cupace_job){ .arrival_ns = now, .part_mem = part_mem, .release = release,
+                                .first = pl->nparts, .count = count, .left = count };
+    for (uint32_t i = 0; i < count; i++)
+        pl->parts[pl->nparts + i] = (struct cupace_part){ .job = (uint32_t)j };
+    pl->nparts += count;
+    pl->njobs++;
+    cupace_pipeline_arrive(pl, now);
+    return (int64_t)j;
+}
+
 void cupace_pipeline_free(struct cupace_pipeline *pl)
 {
     free(pl->jobs);
-    records_free(pl->parts, (pl->nparts ? pl->nparts : 1) * sizeof *pl->parts);
+    records_free(pl->parts, pl->cap_parts * sizeof *pl->parts);
     free(pl->gpuq);
     free(pl->latency);
     free(pl->device_kernels);
@@ -146,7 +235,8 @@ static uint64_t mem_held(const struct cupace_pipeline *pl, const struct cupace_p
     case CUPACE_PART_SYNTH:
     case CUPACE_PART_WAITING:
     case CUPACE_PART_GPU:
-        return p->released ? pl->part_mem - pl->release_at_kernel : pl->part_mem;
+        return p->released ? pl->jobs[p->job].part_mem - pl->jobs[p->job].release
+                           : pl->jobs[p->job].part_mem;
     default:
         return 0;
     }
@@ -167,7 +257,7 @@ static void finish_part(struct cupace_pipeline *pl, uint64_t now, struct cupace_
     p->state = failed ? CUPACE_PART_FAILED : CUPACE_PART_DONE;
     if (failed) {
         pl->failed++;
-        job->failed = 1;
+        job->failed++;
     }
     pl->t_end = now;
     if (--job->left == 0) {
@@ -177,6 +267,8 @@ static void finish_part(struct cupace_pipeline *pl, uint64_t now, struct cupace_
             pl->jobs_completed++;
             pl->latency[pl->nlatency++] = (double)(now - job->arrival_ns) / 1e9;
         }
+        if (pl->job_observer)
+            pl->job_observer(pl->job_observer_ctx, p->job);
     }
 }
 
@@ -203,7 +295,7 @@ void cupace_pipeline_arrive(struct cupace_pipeline *pl, uint64_t now)
 int cupace_pipeline_can_dispatch(const struct cupace_pipeline *pl)
 {
     return pl->next_dispatch < pl->arrived_end && pl->in_synthesis < pl->synth_slots &&
-           pl->mem_budget - pl->mem_reserved >= pl->part_mem;
+           pl->mem_budget - pl->mem_reserved >= pl->jobs[pl->parts[pl->next_dispatch].job].part_mem;
 }
 
 uint32_t cupace_pipeline_dispatch(struct cupace_pipeline *pl, uint64_t now)
@@ -223,7 +315,7 @@ uint32_t cupace_pipeline_dispatch(struct cupace_pipeline *pl, uint64_t now)
     p->state = CUPACE_PART_SYNTH;
     p->t_stage = now;
     p->synth_drawn_ns = cupace_workload_synth_ns(&pl->cfg->workload, now, job->synth_ns, d.synth);
-    pl->mem_reserved += pl->part_mem;
+    pl->mem_reserved += job->part_mem;
     pl->dispatched++;
     pl->in_synthesis++;
     notify(pl, now);
@@ -310,7 +402,7 @@ void cupace_pipeline_kernel_start(struct cupace_pipeline *pl, uint64_t now, uint
     if (pl->device_kernels[device]++ == 0)
         pl->busy_devices++;
     p->released = 1;
-    release(pl, pl->release_at_kernel);
+    release(pl, pl->jobs[p->job].release);
     notify(pl, now);
 }
 
@@ -352,9 +444,9 @@ int cupace_pipeline_gpu_done(struct cupace_pipeline *pl, uint64_t now, uint32_t 
     pl->gpu_ns_total = cupace_sat_add(pl->gpu_ns_total, now - p->t_stage);
     pl->gpu_device_ns_total = cupace_sat_add(pl->gpu_device_ns_total, p->kernel_ns);
     pl->gpu_done++;
-    pl->bound_byte_ns += (cupace_acc)(p->synth_drawn_ns + p->prep_ns) * pl->part_mem +
+    pl->bound_byte_ns += (cupace_acc)(p->synth_drawn_ns + p->prep_ns) * pl->jobs[p->job].part_mem +
                          (cupace_acc)(p->kernel_ns + epilogue_ns) *
-                             (pl->part_mem - pl->release_at_kernel);
+                             (pl->jobs[p->job].part_mem - pl->jobs[p->job].release);
     finish_part(pl, now, p, 0);
     notify(pl, now);
     return 0;

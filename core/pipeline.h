@@ -61,8 +61,10 @@ struct cupace_part {
 struct cupace_job {
     uint64_t arrival_ns;
     uint64_t synth_ns, kernel_ns;   /* trace overrides, 0 for none */
+    uint64_t part_mem;              /* bytes each partition holds from dispatch */
+    uint64_t release;               /* of which given back when its kernel starts */
     uint32_t first, count, left;
-    uint8_t failed;
+    uint32_t failed;                /* partitions failed */
 };
 
 /* An accumulator of products such as bytes x ns, which overflow 64 bits in
@@ -83,6 +85,8 @@ struct cupace_tw {
 };
 
 typedef void (*cupace_pipeline_observer)(void *ctx, uint64_t now);
+/* A job's last partition finished (completed or failed). */
+typedef void (*cupace_pipeline_job_observer)(void *ctx, uint32_t job);
 
 struct cupace_pipeline {
     const struct cupace_config *cfg;
@@ -91,9 +95,9 @@ struct cupace_pipeline {
     uint64_t synth_slots, mem_budget, part_mem, release_at_kernel;
 
     struct cupace_job *jobs;
-    size_t njobs, jobs_arrived;
+    size_t njobs, jobs_arrived, cap_jobs;
     struct cupace_part *parts;
-    uint32_t nparts, arrived_end, next_dispatch;
+    uint32_t nparts, arrived_end, next_dispatch, cap_parts;
     uint32_t *gpuq;                 /* FIFO of waiting partitions */
     uint32_t q_head, q_tail;
 
@@ -117,11 +121,24 @@ struct cupace_pipeline {
 
     cupace_pipeline_observer observer;
     void *observer_ctx;
+    cupace_pipeline_job_observer job_observer;     /* NULL: none */
+    void *job_observer_ctx;
 };
 
 int cupace_pipeline_init(struct cupace_pipeline *pl, const struct cupace_config *cfg,
                          struct cupace_err *err);
+/* The same with no job of the workload's: jobs come by add_job (libcupace). */
+int cupace_pipeline_init_open(struct cupace_pipeline *pl, const struct cupace_config *cfg,
+                              struct cupace_err *err);
 void cupace_pipeline_free(struct cupace_pipeline *pl);
+
+/* A job of COUNT partitions of PART_MEM bytes each (RELEASE of them given
+ * back when a kernel starts) arrives now, after every other.  Returns its
+ * index, or -1 with err set: no partitions, more than a partition's share
+ * of the budget can ever hold, release above part_mem, or out of memory.
+ * The arrays grow: pointers into parts or jobs do not outlive a call. */
+int64_t cupace_pipeline_add_job(struct cupace_pipeline *pl, uint64_t now, uint32_t count,
+                                uint64_t part_mem, uint64_t release, struct cupace_err *err);
 
 /* The next job to arrive: its time, or UINT64_MAX when all have arrived. */
 uint64_t cupace_pipeline_next_arrival(const struct cupace_pipeline *pl);

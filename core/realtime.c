@@ -164,6 +164,19 @@ struct cupace_rt {
 
     struct rt_worker *synth_workers, *gpu_workers;
     size_t nsynth_started, ngpu_started;
+
+    /* open runs (opts.open): jobs come by cupace_rt_submit */
+    void **job_data;                    /* per job: the submitter's pointer */
+    char **job_reason;                  /* per job: its first failure, or NULL */
+    size_t cap_jobs;                    /* of job_data and job_reason */
+    uint32_t cap_parts;                 /* of synth_q, synth_finished, lateness and bufs */
+    uint32_t *ended;                    /* jobs ended and not yet reported */
+    struct cupace_rt_job_end *outbox;   /* what the dispatcher reports, lock let go */
+    size_t nended, capended;
+    int accepting;                      /* past set-up: submissions are taken */
+    int closed;                         /* cupace_rt_close: no more */
+    int over;                           /* the dispatcher left its loop */
+    pthread_cond_t ready_cv;            /* accepting or over changed */
 };
 
 /* ---- clock and waiting ------------------------------------------------- */
@@ -412,6 +425,89 @@ static void on_event(void *ctx, uint64_t now)
     cupace_dispatcher_observe(&rt->disp, now);
 }
 
+/* A job ended (open runs): the dispatcher reports it, lock let go. */
+static void on_job_end(void *ctx, uint32_t job)
+{
+    struct cupace_rt *rt = ctx;
+
+    if (rt->nended == rt->capended) {
+        size_t cap = rt->capended;
+        uint32_t *more = cupace_grow(rt->ended, &cap, sizeof *more, 64);
+        struct cupace_rt_job_end *box;
+        if (!more) {
+            rt->oom = 1;
+            return;
+        }
+        rt->ended = more;
+        if (!(box = realloc(rt->outbox, cap * sizeof *box))) {
+            rt->oom = 1;
+            return;
+        }
+        rt->outbox = box;
+        rt->capended = cap;
+    }
+    rt->ended[rt->nended++] = job;
+    if (rt->dispatcher_waiting) {
+        rt->dispatcher_waiting = 0;
+        pthread_cond_signal(&rt->dispatcher_cv);
+    }
+}
+
+/* How job j stands, for its report: the partitions not finished count as
+ * failed (the run ended before they were started, or left them). */
+static struct cupace_rt_job_end job_end(const struct cupace_rt *rt, uint32_t j, uint64_t now)
+{
+    const struct cupace_job *job = &rt->pl.jobs[j];
+    const char *reason = rt->job_reason[j];
+
+    if (!reason && job->failed + job->left)
+        reason = job->left ? "not run: the engine stopped before it finished"
+                 : rt->cancelled ? "cancelled: the engine was stopped"
+                 : "failed by the workload model (fail_rate, fail_at)";
+    return (struct cupace_rt_job_end){
+        .job = j, .data = rt->job_data[j], .partitions = job->count,
+        .failed = job->failed + job->left,
+        .latency_s = now > job->arrival_ns ? (double)(now - job->arrival_ns) / 1e9 : 0.0,
+        .reason = reason,
+    };
+}
+
+/* Reports the jobs that ended to opts.job_done with the lock let go; with
+ * the lock held before and after.  Only the run's thread calls it. */
+static void report_ended(struct cupace_rt *rt)
+{
+    while (rt->nended) {
+        size_t n = rt->nended;
+        uint64_t now = rt_now(rt);
+
+        for (size_t i = 0; i < n; i++)
+            rt->outbox[i] = job_end(rt, rt->ended[i], now);
+        rt->nended = 0;
+        if (!rt->opts.job_done)
+            continue;
+        pthread_mutex_unlock(&rt->lock);
+        for (size_t i = 0; i < n; i++)
+            rt->opts.job_done(rt->opts.job_done_ctx, &rt->outbox[i]);
+        pthread_mutex_lock(&rt->lock);
+    }
+}
+
+/* At the run's end: every job not ended is reported, failed. */
+static void report_unfinished(struct cupace_rt *rt)
+{
+    for (uint32_t j = 0; j < rt->pl.njobs; j++) {
+        struct cupace_rt_job_end e;
+        if (rt->pl.jobs[j].left == 0)
+            continue;
+        e = job_end(rt, j, rt_now(rt));
+        if (rt->opts.job_done) {
+            pthread_mutex_unlock(&rt->lock);
+            rt->opts.job_done(rt->opts.job_done_ctx, &e);
+            pthread_mutex_lock(&rt->lock);
+        }
+    }
+}
+
 /* ---- synthesis --------------------------------------------------------- */
 
 /* Marks every synthesis whose CPU work is done by now; with the lock. */
@@ -474,6 +570,13 @@ static void record_failure(struct cupace_rt *rt, uint32_t id, const char *op, co
     if (rt->stage_failures++ == 0)
         snprintf(rt->stage_failure, sizeof rt->stage_failure, "job %u partition %u: %s: %s",
                  p->job, id - rt->pl.jobs[p->job].first, op, why[0] ? why : "no reason given");
+    if (rt->job_reason && !rt->job_reason[p->job]) {
+        char text[512];
+
+        snprintf(text, sizeof text, "partition %u: %s: %s", id - rt->pl.jobs[p->job].first, op,
+                 why[0] ? why : "no reason given");
+        rt->job_reason[p->job] = strdup(text);  /* NULL on no memory: the job still fails */
+    }
 }
 
 /* Runs op (NULL: an optional op the stages lack) on partition id with the
@@ -494,6 +597,7 @@ static int call_op(struct cupace_rt *rt, struct rt_worker *wk, cupace_stage_op o
             .size = sizeof rv.v, .index = id - rt->pl.jobs[p->job].first, .job = p->job,
             .partitions = rt->pl.jobs[p->job].count, .worker = wk->index, .device = wk->device,
             .buf = rt->bufs ? rt->bufs[id] : NULL,
+            .job_data = rt->job_data ? rt->job_data[p->job] : NULL,
             .buf_bytes = rt->bufs ? rt->stages.info.buffer_bytes : 0,
             .worker_state = wk->stage_state, .model_ns = model_ns, .host = &rt->host,
         };
@@ -843,8 +947,13 @@ static void dispatch_loop(struct cupace_rt *rt)
             progress(rt, now, 0);
             next_report = next_progress(rt, now);
         }
+        if (rt->nended) {
+            report_ended(rt);
+            continue;
+        }
         in_flight = rt->pl.dispatched - cupace_pipeline_finished(&rt->pl);
-        if (cupace_pipeline_finished(&rt->pl) == rt->pl.nparts || rt->oom || rt->disp.oom ||
+        if ((cupace_pipeline_finished(&rt->pl) == rt->pl.nparts &&
+             (!rt->opts.open || rt->closed)) || rt->oom || rt->disp.oom ||
             ((rt->stopping || rt->cancelled) && in_flight == 0))
             break;
         if (rt->cancelled)
@@ -1049,11 +1158,23 @@ static int rt_init(struct cupace_rt *rt, const struct cupace_config *cfg, struct
 {
     uint32_t n;
 
-    if (scale_config(&rt->cfg, cfg) < 0 || cupace_pipeline_init(&rt->pl, &rt->cfg, err) < 0)
+    if (scale_config(&rt->cfg, cfg) < 0 ||
+        (rt->opts.open ? cupace_pipeline_init_open(&rt->pl, &rt->cfg, err)
+                       : cupace_pipeline_init(&rt->pl, &rt->cfg, err)) < 0)
         return cupace_err_set(err, "%s: out of memory", cfg->path);
-    n = rt->pl.nparts ? rt->pl.nparts : 1;
+    n = rt->pl.cap_parts;
+    rt->cap_parts = n;
     rt->pl.observer = on_event;
     rt->pl.observer_ctx = rt;
+    if (rt->opts.open) {
+        rt->pl.job_observer = on_job_end;
+        rt->pl.job_observer_ctx = rt;
+        rt->cap_jobs = rt->pl.cap_jobs;
+        rt->job_data = calloc(rt->cap_jobs, sizeof *rt->job_data);
+        rt->job_reason = calloc(rt->cap_jobs, sizeof *rt->job_reason);
+        if (!rt->job_data || !rt->job_reason)
+            return cupace_err_set(err, "%s: out of memory", cfg->path);
+    }
     rt->synth_q = malloc(n * sizeof *rt->synth_q);
     rt->synth_finished = calloc(n, 1);
     rt->lateness = malloc(n * sizeof *rt->lateness);
@@ -1080,6 +1201,7 @@ static int rt_init(struct cupace_rt *rt, const struct cupace_config *cfg, struct
     cond_init_monotonic(&rt->dispatcher_cv);
     cond_init_monotonic(&rt->synth_cv);
     cond_init_monotonic(&rt->sleep_cv);
+    cond_init_monotonic(&rt->ready_cv);
     for (uint32_t d = 0; d < rt->pl.ndevices; d++)
         cond_init_monotonic(&rt->devices[d].cv);
     rt->synced = 1;
@@ -1096,6 +1218,7 @@ static void rt_free(struct cupace_rt *rt)
         pthread_cond_destroy(&rt->dispatcher_cv);
         pthread_cond_destroy(&rt->synth_cv);
         pthread_cond_destroy(&rt->sleep_cv);
+        pthread_cond_destroy(&rt->ready_cv);
     }
     free(rt->devices);
     free(rt->synth_q);
@@ -1111,6 +1234,13 @@ static void rt_free(struct cupace_rt *rt)
         for (uint32_t i = 0; i < rt->pl.nparts; i++)
             free(rt->bufs[i]);          /* those cancelled while waiting */
     free(rt->bufs);
+    if (rt->job_reason)
+        for (size_t j = 0; j < rt->pl.njobs; j++)
+            free(rt->job_reason[j]);
+    free(rt->job_reason);
+    free(rt->job_data);
+    free(rt->ended);
+    free(rt->outbox);
     cupace_pipeline_free(&rt->pl);
     free(rt->cfg.workload.changes);
     free(rt->cfg.workload.trace_jobs);
@@ -1192,8 +1322,7 @@ static int init_stages(struct cupace_rt *rt, struct cupace_err *err)
                                   rt->cfg.workload.partition_memory, who, err) < 0)
             return -1;
     }
-    if (rt->stages.info.buffer_bytes &&
-        !(rt->bufs = calloc(rt->pl.nparts ? rt->pl.nparts : 1, sizeof *rt->bufs)))
+    if (rt->stages.info.buffer_bytes && !(rt->bufs = calloc(rt->cap_parts, sizeof *rt->bufs)))
         return cupace_err_set(err, "%s: out of memory", rt->cfg.path);
     return 0;
 }
@@ -1258,12 +1387,23 @@ int cupace_rt_run(struct cupace_rt *rt, struct cupace_result *res, struct cupace
         while (rt->gpu_ready < rt->pl.nworkers)     /* past the stages' worker_setup */
             pthread_cond_wait(&rt->dispatcher_cv, &rt->lock);
         rt->t0 = mono_ns();
+        rt->accepting = !rt->setup_error[0];
+        pthread_cond_broadcast(&rt->ready_cv);
         if (!rt->setup_error[0])
             dispatch_loop(rt);
         rc = 0;
     }
+    rt->accepting = 0;
+    rt->over = 1;
+    pthread_cond_broadcast(&rt->ready_cv);
     pthread_mutex_unlock(&rt->lock);
     join_threads(rt);
+    if (rt->opts.open && !rt->abandoned) {
+        pthread_mutex_lock(&rt->lock);
+        report_ended(rt);
+        report_unfinished(rt);
+        pthread_mutex_unlock(&rt->lock);
+    }
     if (rc == 0 && rt->setup_error[0])
         rc = cupace_err_set(err, "%s", rt->setup_error);
     if (rc == 0 && (rt->oom || rt->disp.oom))
@@ -1282,6 +1422,112 @@ int cupace_rt_run(struct cupace_rt *rt, struct cupace_result *res, struct cupace
         snprintf(res->stage_failure, sizeof res->stage_failure, "%s", rt->stage_failure);
         gpu_time(rt, res);
     }
+    return rc;
+}
+
+/* Room in the engine's per-job and per-partition arrays for what the
+ * pipeline now holds; with the lock. */
+static int rt_reserve(struct cupace_rt *rt)
+{
+    if (rt->pl.cap_jobs > rt->cap_jobs) {
+        size_t cap = rt->pl.cap_jobs, old = rt->cap_jobs;
+        void **d = realloc(rt->job_data, cap * sizeof *d);
+        char **r;
+        if (!d)
+            return -1;
+        rt->job_data = d;
+        if (!(r = realloc(rt->job_reason, cap * sizeof *r)))
+            return -1;
+        rt->job_reason = r;
+        memset(d + old, 0, (cap - old) * sizeof *d);
+        memset(r + old, 0, (cap - old) * sizeof *r);
+        rt->cap_jobs = cap;
+    }
+    if (rt->pl.cap_parts > rt->cap_parts) {
+        uint32_t cap = rt->pl.cap_parts, old = rt->cap_parts;
+        uint32_t *q = realloc(rt->synth_q, cap * sizeof *q);
+        uint8_t *f;
+        double *l;
+        if (!q)
+            return -1;
+        rt->synth_q = q;
+        if (!(f = realloc(rt->synth_finished, cap)))
+            return -1;
+        rt->synth_finished = f;
+        memset(f + old, 0, cap - old);
+        if (!(l = realloc(rt->lateness, cap * sizeof *l)))
+            return -1;
+        rt->lateness = l;
+        if (rt->bufs) {
+            void **b = realloc(rt->bufs, cap * sizeof *b);
+            if (!b)
+                return -1;
+            memset(b + old, 0, (cap - old) * sizeof *b);
+            rt->bufs = b;
+        }
+        rt->cap_parts = cap;
+    }
+    return 0;
+}
+
+int64_t cupace_rt_submit(struct cupace_rt *rt, uint32_t partitions, uint64_t part_mem,
+                         uint64_t release, void *data, struct cupace_err *err)
+{
+    int64_t j = -1;
+
+    pthread_mutex_lock(&rt->lock);
+    while (!rt->accepting && !rt->over && rt->opts.open)
+        pthread_cond_wait(&rt->ready_cv, &rt->lock);
+    if (!rt->opts.open)
+        cupace_err_set(err, "this run takes the workload's jobs, not submitted ones");
+    else if (rt->over || rt->closed || rt->stopping || rt->cancelled)
+        cupace_err_set(err, "the engine is %s: it takes no more jobs",
+                       rt->over ? "stopped" : rt->closed ? "closed" : "stopping");
+    else if (rt->bufs && part_mem < rt->stages.info.buffer_bytes)
+        cupace_err_set(err, "%llu bytes per partition: less than the %llu-byte buffer its "
+                       "stages hold for each", (unsigned long long)part_mem,
+                       (unsigned long long)rt->stages.info.buffer_bytes);
+    else if ((j = cupace_pipeline_add_job(&rt->pl, rt_now(rt), partitions, part_mem, release,
+                                          err)) >= 0) {
+        if (rt_reserve(rt) < 0)
+            rt->oom = 1;                /* the run ends, reporting it; the job is accounted */
+        else
+            rt->job_data[j] = data;
+    }
+    pthread_mutex_unlock(&rt->lock);
+    return j;
+}
+
+int cupace_rt_wait_ready(struct cupace_rt *rt)
+{
+    int ready;
+
+    pthread_mutex_lock(&rt->lock);
+    while (!rt->accepting && !rt->over)
+        pthread_cond_wait(&rt->ready_cv, &rt->lock);
+    ready = rt->accepting;
+    pthread_mutex_unlock(&rt->lock);
+    return ready;
+}
+
+void cupace_rt_close(struct cupace_rt *rt)
+{
+    pthread_mutex_lock(&rt->lock);
+    rt->closed = 1;
+    pthread_cond_broadcast(&rt->dispatcher_cv);
+    pthread_mutex_unlock(&rt->lock);
+}
+
+int cupace_rt_signals(struct cupace_rt *rt, struct cupace_signals *s)
+{
+    int rc = -1;
+
+    pthread_mutex_lock(&rt->lock);
+    if (rt->accepting) {
+        cupace_pipeline_signals(&rt->pl, rt_now(rt), s);
+        rc = 0;
+    }
+    pthread_mutex_unlock(&rt->lock);
     return rc;
 }
 

@@ -45,6 +45,23 @@ uint64_t cupace_rt_stop(struct cupace_rt *rt, enum cupace_rt_stop how);
 
 void cupace_rt_destroy(struct cupace_rt *rt);
 
+/* Open runs (opts->open), from any thread once cupace_rt_run has been
+ * called: a job of PARTITIONS partitions of PART_MEM bytes each (RELEASE of
+ * them given back at the kernel), with DATA for its stages' views and its
+ * end.  Waits until the run is past its set-up.  Its index, or -1 with err
+ * set: a job the budget could never hold, a run closed, stopped or ended. */
+int64_t cupace_rt_submit(struct cupace_rt *rt, uint32_t partitions, uint64_t part_mem,
+                         uint64_t release, void *data, struct cupace_err *err);
+/* From any thread once cupace_rt_run has been called: waits until the run
+ * is past its set-up (1) or over (0). */
+int cupace_rt_wait_ready(struct cupace_rt *rt);
+/* Open runs, from any thread: no more jobs; the run ends once every job
+ * submitted has ended. */
+void cupace_rt_close(struct cupace_rt *rt);
+/* A copy of the controller's signals now, from any thread while the run
+ * is on; 0, or -1 before it started or after it ended. */
+int cupace_rt_signals(struct cupace_rt *rt, struct cupace_signals *s);
+
 /* create, run, destroy. */
 int cupace_realtime(const struct cupace_config *cfg, struct cupace_pacer_instance *pacer,
                     const struct cupace_run_opts *opts, struct cupace_result *res,

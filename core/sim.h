@@ -27,6 +27,15 @@ struct cupace_rt_progress {
     int final;
 };
 
+/* How an open run's job ended (cupace_run_opts.job_done). */
+struct cupace_rt_job_end {
+    uint64_t job;                   /* its index, in submission order */
+    void *data;                     /* what the submitter gave */
+    uint32_t partitions, failed;    /* failed: failed, cancelled or never started */
+    double latency_s;               /* from its submission to its end */
+    const char *reason;             /* the first failure's, NULL when none failed */
+};
+
 struct cupace_run_opts {
     int record_series;              /* keep a time series in the result */
     uint64_t series_step_ns;        /* at most one sample per step of model time */
@@ -44,6 +53,15 @@ struct cupace_run_opts {
      * event with its report, marked interrupted.  The engine handles no
      * signal itself; real time is stopped with cupace_rt_stop. */
     int *stop;
+    /* real time only: an open run (libcupace) takes its jobs from
+     * cupace_rt_submit instead of the workload's, and ends only once it is
+     * closed and every job has ended, or stopped. */
+    int open;
+    /* open runs: called for every job once it has ended, in the order they
+     * end, from the run's thread with no lock held (it may submit); NULL:
+     * none.  Jobs the run never started are reported at its end, failed. */
+    void (*job_done)(void *ctx, const struct cupace_rt_job_end *end);
+    void *job_done_ctx;
 };
 
 static inline void cupace_stop_request(int *stop)

@@ -1,0 +1,486 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/*
+ * api.c -- libcupace (cupace/cupace.h): the real-time engine of realtime.c
+ * behind opaque handles, run in a thread of its own, with jobs submitted
+ * from the caller's threads.
+ *
+ * An engine is a configuration (a file and the settings made in code,
+ * loaded again with each setting so that a bad one is refused where it is
+ * made), a controller instance, optional stages given in code, and once
+ * started an open real-time run (cupace_rt_submit) on the engine's thread.
+ * Each submitted job carries a record of ours as its data: the run's job
+ * callback finds the caller's callback and the place for the outcome there,
+ * with no table to look up while the job may already be ending.
+ */
+#include "config.h"
+#include "cupace/cupace.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf.h"
+#include "error.h"
+#include "grow.h"
+#include "pacer_host.h"
+#include "realtime.h"
+#include "result.h"
+#include "stages.h"
+
+struct cupace_error {
+    char msg[sizeof(struct cupace_err)];
+};
+
+/* One submitted job: ours, pointed to by the run's job data. */
+struct api_job {
+    struct cupace_engine *e;
+    void *data;
+    void (*done)(void *data, const struct cupace_job_outcome *outcome);
+    int ended;
+    struct cupace_job_outcome outcome;
+    char *reason;                   /* outcome.reason's copy */
+};
+
+enum api_state { API_NEW, API_RUNNING, API_JOINED };
+
+struct cupace_engine {
+    pthread_mutex_t lock;
+    pthread_cond_t cv;              /* a job ended, or the run did */
+    enum api_state state;
+
+    char *path;                     /* NULL: no file */
+    char **sets;                    /* "SECTION.KEY=VALUE", in order */
+    size_t nsets, capsets;
+    struct cupace_config *cfg;      /* loaded with every setting so far */
+    const struct cupace_stages *stages;
+
+    void (*progress)(void *data, const struct cupace_progress *p);
+    void *progress_data;
+    uint64_t progress_interval_ns;
+
+    struct cupace_pacer_instance pacer;
+    int have_pacer;
+    struct cupace_params stage_params;
+    struct cupace_params_ctx stage_pc;
+    struct cupace_rt *rt;
+    pthread_t thread;
+    int run_rc;
+    int run_over;
+    struct cupace_err run_err;
+    struct cupace_result res;
+
+    struct api_job **jobs;          /* by id */
+    size_t njobs, capjobs;
+    uint64_t completed, failed;
+};
+
+/* ---- errors ---------------------------------------------------------------- */
+
+static int fail_with(struct cupace_error **err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static int fail_with(struct cupace_error **err, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!err)
+        return -1;
+    free(*err);
+    *err = malloc(sizeof **err);
+    if (!*err)
+        return -1;                  /* no memory even for the message: NULL says so */
+    va_start(ap, fmt);
+    vsnprintf((*err)->msg, sizeof (*err)->msg, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int fail_err(struct cupace_error **err, const struct cupace_err *e)
+{
+    return fail_with(err, "%s", e->msg);
+}
+
+const char *cupace_error_message(const struct cupace_error *err)
+{
+    return err ? err->msg : "out of memory";
+}
+
+void cupace_error_free(struct cupace_error *err)
+{
+    free(err);
+}
+
+unsigned cupace_api_version(void)
+{
+    return CUPACE_API_VERSION;
+}
+
+const char *cupace_library_version(void)
+{
+    return PACKAGE_VERSION;
+}
+
+/* ---- configuring ------------------------------------------------------------ */
+
+static struct cupace_config *load(const struct cupace_engine *e, const char *extra,
+                                  struct cupace_err *err)
+{
+    const char **sets = malloc((e->nsets + 1) * sizeof *sets);
+    struct cupace_config *cfg;
+    size_t n = 0;
+
+    if (!sets) {
+        cupace_err_set(err, "out of memory");
+        return NULL;
+    }
+    for (; n < e->nsets; n++)
+        sets[n] = e->sets[n];
+    if (extra)
+        sets[n++] = extra;
+    cfg = cupace_config_load(e->path, sets, n, err);
+    free(sets);
+    return cfg;
+}
+
+struct cupace_engine *cupace_engine_new(const char *path, struct cupace_error **err)
+{
+    struct cupace_engine *e = calloc(1, sizeof *e);
+    struct cupace_err ce;
+
+    if (!e || (path && !(e->path = strdup(path)))) {
+        free(e);
+        fail_with(err, "out of memory");
+        return NULL;
+    }
+    if (!(e->cfg = load(e, NULL, &ce))) {
+        free(e->path);
+        free(e);
+        fail_err(err, &ce);
+        return NULL;
+    }
+    pthread_mutex_init(&e->lock, NULL);
+    pthread_cond_init(&e->cv, NULL);
+    return e;
+}
+
+static int before_start(struct cupace_engine *e, const char *what, struct cupace_error **err)
+{
+    if (e->state != API_NEW)
+        return fail_with(err, "%s: the engine has already started", what);
+    return 0;
+}
+
+int cupace_engine_set(struct cupace_engine *e, const char *key, const char *value,
+                      struct cupace_error **err)
+{
+    struct cupace_config *cfg;
+    struct cupace_err ce;
+    size_t len;
+    char *set;
+
+    if (before_start(e, "cupace_engine_set", err) < 0)
+        return -1;
+    if (!key || !value || !strchr(key, '.') || strchr(key, '='))
+        return fail_with(err, "cupace_engine_set: '%s': expected SECTION.KEY and a value",
+                         key ? key : "(null)");
+    len = strlen(key) + strlen(value) + 2;
+    if (!(set = malloc(len)))
+        return fail_with(err, "out of memory");
+    snprintf(set, len, "%s=%s", key, value);
+    if (!(cfg = load(e, set, &ce))) {
+        free(set);
+        return fail_err(err, &ce);
+    }
+    if (e->nsets == e->capsets) {
+        char **more = cupace_grow(e->sets, &e->capsets, sizeof *more, 8);
+        if (!more) {
+            free(set);
+            cupace_config_free(cfg);
+            return fail_with(err, "out of memory");
+        }
+        e->sets = more;
+    }
+    e->sets[e->nsets++] = set;
+    cupace_config_free(e->cfg);
+    e->cfg = cfg;
+    return 0;
+}
+
+int cupace_engine_set_stages(struct cupace_engine *e, const struct cupace_stages *ops,
+                             struct cupace_error **err)
+{
+    char why[256];
+
+    if (before_start(e, "cupace_engine_set_stages", err) < 0)
+        return -1;
+    if (!ops || cupace_stages_validate(ops, 0, why, sizeof why) < 0)
+        return fail_with(err, "stages '%s': %s", ops && ops->name ? ops->name : "(unnamed)",
+                         ops ? why : "no stages given");
+    e->stages = ops;
+    return 0;
+}
+
+int cupace_engine_on_progress(struct cupace_engine *e,
+                              void (*fn)(void *data, const struct cupace_progress *p),
+                              void *data, uint64_t interval_ns, struct cupace_error **err)
+{
+    if (before_start(e, "cupace_engine_on_progress", err) < 0)
+        return -1;
+    e->progress = fn;
+    e->progress_data = data;
+    e->progress_interval_ns = interval_ns ? interval_ns : 1;
+    return 0;
+}
+
+/* ---- the run ------------------------------------------------------------------ */
+
+static void on_progress(void *ctx, const struct cupace_rt_progress *p)
+{
+    struct cupace_engine *e = ctx;
+    struct cupace_progress pr = {
+        .size = sizeof pr, .final = (uint32_t)p->final, .now_ns = p->now_ns,
+        .partitions = p->partitions, .finished = p->finished, .waiting = p->waiting,
+        .in_synthesis = p->in_synthesis, .gpu_busy = p->gpu_busy,
+        .mem_reserved = p->mem_reserved, .interval_ns = p->interval_ns, .pacer = p->label,
+        .pacer_state = p->pacer_state,
+    };
+
+    e->progress(e->progress_data, &pr);
+}
+
+/* A job ended: its outcome kept for wait, the caller's callback called
+ * (on the run's thread, no lock of the engine's held). */
+static void on_job_done(void *ctx, const struct cupace_rt_job_end *end)
+{
+    struct cupace_engine *e = ctx;
+    struct api_job *j = end->data;
+    struct cupace_job_outcome o = {
+        .size = sizeof o, .ok = end->failed == 0, .job = end->job, .data = j->data,
+        .partitions = end->partitions, .failed = end->failed, .latency_s = end->latency_s,
+        .reason = end->reason,
+    };
+
+    if (j->done)
+        j->done(j->data, &o);
+    pthread_mutex_lock(&e->lock);
+    j->reason = end->reason ? strdup(end->reason) : NULL;
+    j->outcome = o;
+    j->outcome.reason = end->reason ? (j->reason ? j->reason : "out of memory for the reason")
+                                    : NULL;
+    j->ended = 1;
+    if (o.ok)
+        e->completed++;
+    else
+        e->failed++;
+    pthread_cond_broadcast(&e->cv);
+    pthread_mutex_unlock(&e->lock);
+}
+
+static void *run_thread(void *arg)
+{
+    struct cupace_engine *e = arg;
+    int rc = cupace_rt_run(e->rt, &e->res, &e->run_err);
+
+    pthread_mutex_lock(&e->lock);
+    e->run_rc = rc;
+    e->run_over = 1;
+    pthread_cond_broadcast(&e->cv);
+    pthread_mutex_unlock(&e->lock);
+    return NULL;
+}
+
+int cupace_engine_start(struct cupace_engine *e, struct cupace_error **err)
+{
+    struct cupace_run_opts opts = { .open = 1, .job_done = on_job_done, .job_done_ctx = e };
+    struct cupace_pacer_path path;
+    struct cupace_err ce;
+    char who[256];
+    int rc, pe;
+
+    if (before_start(e, "cupace_engine_start", err) < 0)
+        return -1;
+    cupace_pacer_path_init(&path, e->cfg);
+    rc = cupace_pacer_instance_create(&e->pacer, e->cfg, &path, e->cfg->pacer_name, &ce);
+    cupace_pacer_path_free(&path);
+    if (rc < 0)
+        return fail_err(err, &ce);
+    e->have_pacer = 1;
+    if (e->progress) {
+        opts.progress = on_progress;
+        opts.progress_ctx = e;
+        opts.progress_interval_ns = e->progress_interval_ns;
+    }
+    if (e->stages) {
+        char section[160];
+        snprintf(section, sizeof section, "stages.%s", e->stages->name);
+        cupace_params_bind(&e->stage_params, &e->stage_pc,
+                           cupace_config_stage_section(e->cfg, e->stages->name), section);
+        opts.stages = e->stages;
+        opts.stage_params = &e->stage_params;
+    }
+    if (!(e->rt = cupace_rt_create(e->cfg, &e->pacer, &opts, &ce)))
+        return fail_err(err, e->stages && e->stage_pc.has_bad ? &e->stage_pc.bad : &ce);
+    snprintf(who, sizeof who, "stages '%s'", e->stages ? e->stages->name : "");
+    if (e->stages && cupace_params_check(&e->stage_pc, who, &ce) < 0) {
+        cupace_rt_destroy(e->rt);
+        e->rt = NULL;
+        return fail_err(err, &ce);
+    }
+    if ((pe = pthread_create(&e->thread, NULL, run_thread, e)) != 0) {
+        cupace_rt_destroy(e->rt);
+        e->rt = NULL;
+        return fail_with(err, "cannot start the engine's thread: %s", strerror(pe));
+    }
+    e->state = API_RUNNING;
+    cupace_rt_wait_ready(e->rt);   /* the run may also have ended at once: join says why */
+    return 0;
+}
+
+/* ---- jobs -------------------------------------------------------------------------- */
+
+int cupace_engine_submit(struct cupace_engine *e, const struct cupace_job_spec *spec,
+                         uint64_t *job, struct cupace_error **err)
+{
+    struct api_job *j;
+    struct cupace_err ce;
+    uint64_t bytes;
+    int64_t id;
+
+    if (e->state != API_RUNNING)
+        return fail_with(err, "cupace_engine_submit: the engine is %s",
+                         e->state == API_NEW ? "not started" : "joined");
+    if (!spec || spec->size < offsetof(struct cupace_job_spec, done) + sizeof spec->done)
+        return fail_with(err, "cupace_engine_submit: a job spec of %u bytes: set its size to "
+                         "sizeof(struct cupace_job_spec)", spec ? spec->size : 0);
+    if (!(j = calloc(1, sizeof *j)))
+        return fail_with(err, "out of memory");
+    j->e = e;
+    j->data = spec->data;
+    j->done = spec->done;
+    bytes = spec->partition_bytes ? spec->partition_bytes : e->cfg->workload.partition_memory;
+    /* the table first: the job may end before cupace_rt_submit returns */
+    pthread_mutex_lock(&e->lock);
+    id = cupace_rt_submit(e->rt, spec->partitions, bytes, spec->release_at_kernel, j, &ce);
+    if (id >= 0) {
+        if ((size_t)id >= e->capjobs) {
+            struct api_job **more = e->jobs;
+            size_t cap = e->capjobs;
+            while ((size_t)id >= cap && (more = cupace_grow(e->jobs, &cap, sizeof *more, 64)))
+                e->jobs = more;
+            if ((size_t)id >= cap) {
+                pthread_mutex_unlock(&e->lock);
+                return fail_with(err, "out of memory for job %lld's record (it runs)", (long long)id);
+            }
+            e->capjobs = cap;
+        }
+        e->jobs[id] = j;
+        if ((size_t)id >= e->njobs)
+            e->njobs = (size_t)id + 1;
+    }
+    pthread_mutex_unlock(&e->lock);
+    if (id < 0) {
+        free(j);
+        return fail_with(err, "cupace_engine_submit: %s", ce.msg);
+    }
+    if (job)
+        *job = (uint64_t)id;
+    return 0;
+}
+
+int cupace_engine_wait(struct cupace_engine *e, uint64_t job, struct cupace_job_outcome *out,
+                       struct cupace_error **err)
+{
+    struct api_job *j;
+    uint32_t size;
+
+    pthread_mutex_lock(&e->lock);
+    if (job >= e->njobs || !e->jobs[job]) {
+        pthread_mutex_unlock(&e->lock);
+        return fail_with(err, "cupace_engine_wait: no job %llu", (unsigned long long)job);
+    }
+    j = e->jobs[job];
+    while (!j->ended)
+        pthread_cond_wait(&e->cv, &e->lock);
+    if (out) {
+        size = out->size < sizeof *out ? out->size : (uint32_t)sizeof *out;
+        memcpy(out, &j->outcome, size);
+        out->size = size;
+    }
+    pthread_mutex_unlock(&e->lock);
+    return 0;
+}
+
+/* ---- metrics and stopping -------------------------------------------------------- */
+
+int cupace_engine_metrics(struct cupace_engine *e, struct cupace_metrics *out)
+{
+    struct cupace_metrics m = { .size = sizeof m };
+    uint32_t size;
+
+    if (!out || out->size < sizeof out->size)
+        return -1;
+    if (e->state == API_RUNNING)
+        m.running = cupace_rt_signals(e->rt, &m.signals) == 0;
+    pthread_mutex_lock(&e->lock);
+    m.jobs_submitted = e->njobs;
+    m.jobs_completed = e->completed;
+    m.jobs_failed = e->failed;
+    pthread_mutex_unlock(&e->lock);
+    size = out->size < sizeof m ? out->size : (uint32_t)sizeof m;
+    memcpy(out, &m, size);
+    out->size = size;
+    return 0;
+}
+
+void cupace_engine_stop(struct cupace_engine *e, enum cupace_stop_how how)
+{
+    if (e->state != API_RUNNING)
+        return;
+    if (how == CUPACE_STOP_CANCEL)
+        cupace_rt_stop(e->rt, CUPACE_RT_CANCEL);
+    else
+        cupace_rt_close(e->rt);
+}
+
+int cupace_engine_join(struct cupace_engine *e, struct cupace_error **err)
+{
+    if (e->state != API_RUNNING)
+        return fail_with(err, "cupace_engine_join: the engine is %s",
+                         e->state == API_NEW ? "not started" : "joined already");
+    pthread_join(e->thread, NULL);
+    e->state = API_JOINED;
+    if (e->run_rc < 0)
+        return fail_err(err, &e->run_err);
+    if (e->res.stalled)
+        return fail_with(err, "%s", e->res.stall_reason);
+    return 0;
+}
+
+int cupace_engine_free(struct cupace_engine *e)
+{
+    if (!e)
+        return 0;
+    if (e->state == API_RUNNING)
+        return -1;                  /* threads of ours still run: join first */
+    cupace_rt_destroy(e->rt);
+    if (e->have_pacer)
+        cupace_pacer_instance_destroy(&e->pacer);
+    cupace_result_free(&e->res);
+    for (size_t i = 0; i < e->njobs; i++)
+        if (e->jobs[i]) {
+            free(e->jobs[i]->reason);
+            free(e->jobs[i]);
+        }
+    free(e->jobs);
+    for (size_t i = 0; i < e->nsets; i++)
+        free(e->sets[i]);
+    free(e->sets);
+    cupace_config_free(e->cfg);
+    free(e->path);
+    pthread_cond_destroy(&e->cv);
+    pthread_mutex_destroy(&e->lock);
+    free(e);
+    return 0;
+}
