@@ -54,6 +54,7 @@ struct cupace_engine {
     char **sets;                    /* "SECTION.KEY=VALUE", in order */
     size_t nsets, capsets;
     struct cupace_config *cfg;      /* loaded with every setting so far */
+    int cfg_stale;                  /* the last settings disagree: start says how */
     const struct cupace_stages *stages;
 
     void (*progress)(void *data, const struct cupace_progress *p);
@@ -189,7 +190,11 @@ int cupace_engine_set(struct cupace_engine *e, const char *key, const char *valu
     if (!(set = malloc(len)))
         return fail_with(err, "out of memory");
     snprintf(set, len, "%s=%s", key, value);
-    if (!(cfg = load(e, set, &ce))) {
+    /* A setting refused for itself (an unknown key, a malformed value) is
+     * refused here.  Keys that disagree with each other are left for start:
+     * the order of the settings must not matter. */
+    cfg = load(e, set, &ce);
+    if (!cfg && strstr(ce.msg, "--set '")) {
         free(set);
         return fail_err(err, &ce);
     }
@@ -197,14 +202,18 @@ int cupace_engine_set(struct cupace_engine *e, const char *key, const char *valu
         char **more = cupace_grow(e->sets, &e->capsets, sizeof *more, 8);
         if (!more) {
             free(set);
-            cupace_config_free(cfg);
+            if (cfg)
+                cupace_config_free(cfg);
             return fail_with(err, "out of memory");
         }
         e->sets = more;
     }
     e->sets[e->nsets++] = set;
-    cupace_config_free(e->cfg);
-    e->cfg = cfg;
+    if (cfg) {
+        cupace_config_free(e->cfg);
+        e->cfg = cfg;
+    }
+    e->cfg_stale = !cfg;
     return 0;
 }
 
@@ -255,7 +264,7 @@ static void on_progress(void *ctx, const struct cupace_rt_progress *p)
 static void on_job_done(void *ctx, const struct cupace_rt_job_end *end)
 {
     struct cupace_engine *e = ctx;
-    struct api_job *j = end->data;
+    struct api_job *j = end->tag;
     struct cupace_job_outcome o = {
         .size = sizeof o, .ok = end->failed == 0, .job = end->job, .data = j->data,
         .partitions = end->partitions, .failed = end->failed, .latency_s = end->latency_s,
@@ -301,6 +310,14 @@ int cupace_engine_start(struct cupace_engine *e, struct cupace_error **err)
 
     if (before_start(e, "cupace_engine_start", err) < 0)
         return -1;
+    if (e->cfg_stale) {
+        struct cupace_config *cfg = load(e, NULL, &ce);
+        if (!cfg)
+            return fail_err(err, &ce);
+        cupace_config_free(e->cfg);
+        e->cfg = cfg;
+        e->cfg_stale = 0;
+    }
     cupace_pacer_path_init(&path, e->cfg);
     rc = cupace_pacer_instance_create(&e->pacer, e->cfg, &path, e->cfg->pacer_name, &ce);
     cupace_pacer_path_free(&path);
@@ -362,7 +379,8 @@ int cupace_engine_submit(struct cupace_engine *e, const struct cupace_job_spec *
     bytes = spec->partition_bytes ? spec->partition_bytes : e->cfg->workload.partition_memory;
     /* the table first: the job may end before cupace_rt_submit returns */
     pthread_mutex_lock(&e->lock);
-    id = cupace_rt_submit(e->rt, spec->partitions, bytes, spec->release_at_kernel, j, &ce);
+    id = cupace_rt_submit(e->rt, spec->partitions, bytes, spec->release_at_kernel, spec->data, j,
+                          &ce);
     if (id >= 0) {
         if ((size_t)id >= e->capjobs) {
             struct api_job **more = e->jobs;

@@ -166,7 +166,8 @@ struct cupace_rt {
     size_t nsynth_started, ngpu_started;
 
     /* open runs (opts.open): jobs come by cupace_rt_submit */
-    void **job_data;                    /* per job: the submitter's pointer */
+    void **job_data;                    /* per job: the submitter's pointer, for the views */
+    void **job_tag;                     /* per job: the submitter's pointer, for its end */
     char **job_reason;                  /* per job: its first failure, or NULL */
     size_t cap_jobs;                    /* of job_data and job_reason */
     uint32_t cap_parts;                 /* of synth_q, synth_finished, lateness and bufs */
@@ -465,7 +466,7 @@ static struct cupace_rt_job_end job_end(const struct cupace_rt *rt, uint32_t j, 
                  : rt->cancelled ? "cancelled: the engine was stopped"
                  : "failed by the workload model (fail_rate, fail_at)";
     return (struct cupace_rt_job_end){
-        .job = j, .data = rt->job_data[j], .partitions = job->count,
+        .job = j, .data = rt->job_data[j], .tag = rt->job_tag[j], .partitions = job->count,
         .failed = job->failed + job->left,
         .latency_s = now > job->arrival_ns ? (double)(now - job->arrival_ns) / 1e9 : 0.0,
         .reason = reason,
@@ -825,9 +826,8 @@ uint64_t cupace_rt_stop(struct cupace_rt *rt, enum cupace_rt_stop how)
 
     pthread_mutex_lock(&rt->lock);
     in_flight = rt->pl.dispatched - cupace_pipeline_finished(&rt->pl);
-    if (how == CUPACE_RT_DRAIN)
-        rt->stopping = 1;
-    else
+    rt->stopping = 1;               /* a cancel, too, dispatches nothing more */
+    if (how == CUPACE_RT_CANCEL)
         cancel_locked(rt);
     pthread_cond_broadcast(&rt->dispatcher_cv);
     pthread_mutex_unlock(&rt->lock);
@@ -1172,7 +1172,8 @@ static int rt_init(struct cupace_rt *rt, const struct cupace_config *cfg, struct
         rt->cap_jobs = rt->pl.cap_jobs;
         rt->job_data = calloc(rt->cap_jobs, sizeof *rt->job_data);
         rt->job_reason = calloc(rt->cap_jobs, sizeof *rt->job_reason);
-        if (!rt->job_data || !rt->job_reason)
+        rt->job_tag = calloc(rt->cap_jobs, sizeof *rt->job_tag);
+        if (!rt->job_data || !rt->job_reason || !rt->job_tag)
             return cupace_err_set(err, "%s: out of memory", cfg->path);
     }
     rt->synth_q = malloc(n * sizeof *rt->synth_q);
@@ -1239,6 +1240,7 @@ static void rt_free(struct cupace_rt *rt)
             free(rt->job_reason[j]);
     free(rt->job_reason);
     free(rt->job_data);
+    free(rt->job_tag);
     free(rt->ended);
     free(rt->outbox);
     cupace_pipeline_free(&rt->pl);
@@ -1398,7 +1400,7 @@ int cupace_rt_run(struct cupace_rt *rt, struct cupace_result *res, struct cupace
     pthread_cond_broadcast(&rt->ready_cv);
     pthread_mutex_unlock(&rt->lock);
     join_threads(rt);
-    if (rt->opts.open && !rt->abandoned) {
+    if (rt->opts.open) {     /* also when abandoned: a thread left in an op holds no lock */
         pthread_mutex_lock(&rt->lock);
         report_ended(rt);
         report_unfinished(rt);
@@ -1431,11 +1433,15 @@ static int rt_reserve(struct cupace_rt *rt)
 {
     if (rt->pl.cap_jobs > rt->cap_jobs) {
         size_t cap = rt->pl.cap_jobs, old = rt->cap_jobs;
-        void **d = realloc(rt->job_data, cap * sizeof *d);
+        void **d = realloc(rt->job_data, cap * sizeof *d), **t;
         char **r;
         if (!d)
             return -1;
         rt->job_data = d;
+        if (!(t = realloc(rt->job_tag, cap * sizeof *t)))
+            return -1;
+        rt->job_tag = t;
+        memset(t + old, 0, (cap - old) * sizeof *t);
         if (!(r = realloc(rt->job_reason, cap * sizeof *r)))
             return -1;
         rt->job_reason = r;
@@ -1471,7 +1477,7 @@ static int rt_reserve(struct cupace_rt *rt)
 }
 
 int64_t cupace_rt_submit(struct cupace_rt *rt, uint32_t partitions, uint64_t part_mem,
-                         uint64_t release, void *data, struct cupace_err *err)
+                         uint64_t release, void *data, void *tag, struct cupace_err *err)
 {
     int64_t j = -1;
 
@@ -1491,8 +1497,10 @@ int64_t cupace_rt_submit(struct cupace_rt *rt, uint32_t partitions, uint64_t par
                                           err)) >= 0) {
         if (rt_reserve(rt) < 0)
             rt->oom = 1;                /* the run ends, reporting it; the job is accounted */
-        else
+        else {
             rt->job_data[j] = data;
+            rt->job_tag[j] = tag;
+        }
     }
     pthread_mutex_unlock(&rt->lock);
     return j;

@@ -30,7 +30,7 @@ struct cupace_rt_progress {
 /* How an open run's job ended (cupace_run_opts.job_done). */
 struct cupace_rt_job_end {
     uint64_t job;                   /* its index, in submission order */
-    void *data;                     /* what the submitter gave */
+    void *data, *tag;               /* what the submitter gave */
     uint32_t partitions, failed;    /* failed: failed, cancelled or never started */
     double latency_s;               /* from its submission to its end */
     const char *reason;             /* the first failure's, NULL when none failed */

@@ -75,8 +75,11 @@ struct cupace_engine;
 struct cupace_engine *cupace_engine_new(const char *path, struct cupace_error **err);
 
 /* Sets SECTION.KEY to VALUE as `--set SECTION.KEY=VALUE` would
- * ("engine.synth_workers", "pacer.greedy.interval", "stages.NAME.key"),
- * checked at once against the whole configuration.  Before start only. */
+ * ("engine.synth_workers", "pacer.greedy.interval", "stages.NAME.key").
+ * An unknown key or a malformed value is refused at once; keys that
+ * disagree with each other (a partition larger than the budget) are
+ * refused by start, so that the order of the settings does not matter.
+ * Before start only. */
 int cupace_engine_set(struct cupace_engine *e, const char *key, const char *value,
                       struct cupace_error **err);
 

@@ -1,0 +1,430 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/*
+ * check_api.c -- libcupace through its public header alone, linked against
+ * the shared library as a program outside the tree would be: the life
+ * cycle, stopping while busy (drain and cancel), concurrent submitters, a
+ * failing op, a blocked op caught by the watchdog, bad settings and stages.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cupace/cupace.h>
+
+#include "testutil.h"
+
+/* ---- stages in code -------------------------------------------------------- */
+
+/* A job whose data is this marker fails in its kernel; one with BLOCK never
+ * leaves synthesize until release_blocked is raised. */
+static int fail_marker, block_marker;
+static int release_blocked;
+static int views_ok = 1;            /* every view carried its job's data and sizes */
+
+static int st_init(void *state, const struct cupace_params *p, const struct cupace_stage_host *host,
+                   struct cupace_stage_info *info, char *err, size_t errlen)
+{
+    uint64_t *op_ns = state;
+
+    (void)host;                     /* each view carries it */
+    (void)info;
+    (void)err;
+    (void)errlen;
+    return p->get_ns(p->ctx, "op_time", 2000000, op_ns);
+}
+
+static int st_sleep(void *state, const struct cupace_part_view *v)
+{
+    const uint64_t *op_ns = state;
+
+    return v->host->sleep_ns(v->host->ctx, *op_ns);
+}
+
+static int st_synth(void *state, const struct cupace_part_view *v, char *err, size_t len)
+{
+    if (v->size < sizeof *v || v->index >= v->partitions || !v->job_data)
+        __atomic_store_n(&views_ok, 0, __ATOMIC_RELAXED);
+    if (v->job_data == &block_marker) {
+        while (!__atomic_load_n(&release_blocked, __ATOMIC_ACQUIRE))
+            v->host->sleep_ns(v->host->ctx, 1000000);     /* deaf to the cancel, on purpose */
+        snprintf(err, len, "released");
+        return -1;
+    }
+    return st_sleep(state, v);
+}
+
+static int st_kernel(void *state, const struct cupace_part_view *v, char *err, size_t len)
+{
+    if (v->job_data == &fail_marker && v->index == 1) {
+        snprintf(err, len, "the prover said no");
+        return -1;
+    }
+    return st_sleep(state, v);
+}
+
+static const struct cupace_stages test_stages = {
+    .abi = CUPACE_STAGE_ABI, .size = sizeof(struct cupace_stages), .name = "apitest",
+    .summary = "sleeps op_time per phase", .state_size = sizeof(uint64_t),
+    .init = st_init, .synthesize = st_synth, .kernel = st_kernel,
+};
+
+/* An engine over the stages above, the shipped controllers' folder and
+ * settings small enough for a test; started. */
+static struct cupace_engine *engine(const char *const *extra)
+{
+    static const char *const base[] = {
+        "engine.devices", "1", "engine.workers_per_device", "2", "engine.synth_workers", "4",
+        "engine.memory_budget", "64MiB", "workload.partition_memory", "1MiB",
+        "workload.release_at_kernel", "0", "workload.cpu_slots", "4", "pacer.name", "fixed",
+        NULL,
+    };
+    struct cupace_error *err = NULL;
+    struct cupace_engine *e = cupace_engine_new(NULL, &err);
+
+    ck_assert_msg(e != NULL, "%s", cupace_error_message(err));
+    ck_assert_int_eq(cupace_engine_set(e, "pacer.path", tu_plugins_dir(), &err), 0);
+    for (const char *const *kv = base; *kv; kv += 2)
+        ck_assert_msg(cupace_engine_set(e, kv[0], kv[1], &err) == 0, "%s: %s", kv[0],
+                      cupace_error_message(err));
+    for (const char *const *kv = extra; kv && *kv; kv += 2)
+        ck_assert_msg(cupace_engine_set(e, kv[0], kv[1], &err) == 0, "%s: %s", kv[0],
+                      cupace_error_message(err));
+    ck_assert_int_eq(cupace_engine_set_stages(e, &test_stages, &err), 0);
+    ck_assert_msg(cupace_engine_start(e, &err) == 0, "%s", cupace_error_message(err));
+    cupace_error_free(err);
+    return e;
+}
+
+static uint64_t submit(struct cupace_engine *e, uint32_t partitions, void *data,
+                       void (*done)(void *, const struct cupace_job_outcome *))
+{
+    struct cupace_job_spec spec = { .size = sizeof spec, .partitions = partitions, .data = data,
+                                    .done = done };
+    struct cupace_error *err = NULL;
+    uint64_t id = UINT64_MAX;
+
+    ck_assert_msg(cupace_engine_submit(e, &spec, &id, &err) == 0, "%s", cupace_error_message(err));
+    return id;
+}
+
+static int dummy;
+
+START_TEST(life_cycle)
+{
+    struct cupace_engine *e = engine(NULL);
+    struct cupace_job_outcome o = { .size = sizeof o };
+    struct cupace_metrics m = { .size = sizeof m };
+    struct cupace_error *err = NULL;
+    uint64_t ids[5];
+
+    ck_assert_uint_eq(cupace_api_version(), CUPACE_API_VERSION);
+    ck_assert_int_eq(cupace_engine_free(e), -1);      /* running: refused, nothing freed */
+    for (int i = 0; i < 5; i++) {
+        ids[i] = submit(e, 3, &dummy, NULL);
+        ck_assert_uint_eq(ids[i], (uint64_t)i);
+    }
+    for (int i = 0; i < 5; i++) {
+        ck_assert_int_eq(cupace_engine_wait(e, ids[i], &o, &err), 0);
+        ck_assert_uint_eq(o.ok, 1);
+        ck_assert_uint_eq(o.partitions, 3);
+        ck_assert_uint_eq(o.failed, 0);
+        ck_assert_ptr_eq(o.data, &dummy);
+        ck_assert_ptr_null(o.reason);
+        ck_assert(o.latency_s > 0.0);
+    }
+    ck_assert_int_eq(cupace_engine_metrics(e, &m), 0);
+    ck_assert_uint_eq(m.running, 1);
+    ck_assert_uint_eq(m.jobs_submitted, 5);
+    ck_assert_uint_eq(m.jobs_completed, 5);
+    ck_assert_uint_eq(m.signals.gpu_done, 15);
+    ck_assert_uint_eq(m.signals.mem_reserved, 0);
+    ck_assert(m.signals.synth_ns_total >= 15 * 2000000ULL);    /* the stages' own sleeps */
+    ck_assert_int_eq(cupace_engine_wait(e, 99, &o, &err), -1);
+    ck_assert_ptr_nonnull(strstr(cupace_error_message(err), "no job 99"));
+    cupace_engine_stop(e, CUPACE_STOP_DRAIN);
+    ck_assert_int_eq(cupace_engine_join(e, &err), 0);
+    ck_assert_int_eq(cupace_engine_submit(e, &(struct cupace_job_spec){ .size = sizeof(struct cupace_job_spec), .partitions = 1 }, NULL, &err), -1);
+    ck_assert(views_ok);
+    cupace_error_free(err);
+    ck_assert_int_eq(cupace_engine_free(e), 0);
+}
+END_TEST
+
+/* ---- stopping while busy ------------------------------------------------------- */
+
+struct tally {
+    pthread_mutex_t lock;
+    unsigned ended[256];            /* per job: how many outcomes */
+    unsigned ok, failed, failed_parts;
+    int reasons_ok;                 /* every failed job said why */
+};
+
+static struct tally tally;
+
+static void count_done(void *data, const struct cupace_job_outcome *o)
+{
+    (void)data;
+    pthread_mutex_lock(&tally.lock);
+    if (o->job < 256)
+        tally.ended[o->job]++;
+    if (o->ok) {
+        tally.ok++;
+    } else {
+        tally.failed++;
+        tally.failed_parts += o->failed;
+        if (!o->reason || !*o->reason)
+            tally.reasons_ok = 0;
+    }
+    pthread_mutex_unlock(&tally.lock);
+}
+
+static void tally_reset(void)
+{
+    memset(&tally, 0, sizeof tally);
+    pthread_mutex_init(&tally.lock, NULL);
+    tally.reasons_ok = 1;
+}
+
+START_TEST(drain_while_busy_runs_every_job)
+{
+    static const char *const slow[] = { "stages.apitest.op_time", "20ms", NULL };
+    struct cupace_engine *e;
+    struct cupace_error *err = NULL;
+
+    tally_reset();
+    e = engine(slow);
+    for (int i = 0; i < 20; i++)
+        submit(e, 4, &dummy, count_done);
+    cupace_engine_stop(e, CUPACE_STOP_DRAIN);           /* 80 partitions of 60 ms: still busy */
+    ck_assert_int_eq(cupace_engine_submit(e, &(struct cupace_job_spec){ .size = sizeof(struct cupace_job_spec), .partitions = 1 }, NULL, &err), -1);
+    ck_assert_ptr_nonnull(strstr(cupace_error_message(err), "takes no more jobs"));
+    ck_assert_int_eq(cupace_engine_join(e, &err), 0);
+    ck_assert_uint_eq(tally.ok, 20);
+    ck_assert_uint_eq(tally.failed, 0);
+    for (int i = 0; i < 20; i++)
+        ck_assert_uint_eq(tally.ended[i], 1);
+    cupace_error_free(err);
+    ck_assert_int_eq(cupace_engine_free(e), 0);
+}
+END_TEST
+
+START_TEST(cancel_while_busy_ends_every_job_once)
+{
+    static const char *const slow[] = { "stages.apitest.op_time", "20ms", NULL };
+    struct cupace_engine *e;
+    struct cupace_metrics m = { .size = sizeof m };
+    struct cupace_error *err = NULL;
+    struct timespec ts = { 0, 100000000 };
+
+    tally_reset();
+    e = engine(slow);
+    for (int i = 0; i < 40; i++)
+        submit(e, 4, &dummy, count_done);
+    nanosleep(&ts, NULL);
+    cupace_engine_stop(e, CUPACE_STOP_CANCEL);
+    ck_assert_int_eq(cupace_engine_join(e, &err), 0);
+    for (int i = 0; i < 40; i++)
+        ck_assert_uint_eq(tally.ended[i], 1);       /* none lost, none twice */
+    ck_assert_uint_eq(tally.ok + tally.failed, 40);
+    ck_assert_uint_gt(tally.failed, 0);             /* 160 partitions of 60 ms cannot be done */
+    ck_assert(tally.reasons_ok);
+    ck_assert_int_eq(cupace_engine_metrics(e, &m), 0);
+    ck_assert_uint_eq(m.running, 0);
+    ck_assert_uint_eq(m.jobs_completed + m.jobs_failed, 40);
+    cupace_error_free(err);
+    ck_assert_int_eq(cupace_engine_free(e), 0);
+}
+END_TEST
+
+/* ---- submitters on four threads --------------------------------------------------- */
+
+struct submitter {
+    struct cupace_engine *e;
+    uint64_t ids[50];
+};
+
+static void *submit_many(void *arg)
+{
+    struct submitter *s = arg;
+
+    for (int i = 0; i < 50; i++) {
+        struct cupace_job_spec spec = { .size = sizeof spec, .partitions = 1 + (uint32_t)(i % 3),
+                                        .partition_bytes = (uint64_t)(1 + i % 4) << 20,
+                                        .data = s, .done = count_done };
+        if (cupace_engine_submit(s->e, &spec, &s->ids[i], NULL) < 0)
+            s->ids[i] = UINT64_MAX;
+    }
+    return NULL;
+}
+
+START_TEST(concurrent_submitters)
+{
+    static const char *const quick[] = { "stages.apitest.op_time", "100us", NULL };
+    struct submitter subs[4];
+    pthread_t th[4];
+    struct cupace_engine *e;
+    struct cupace_error *err = NULL;
+    uint8_t seen[200] = { 0 };
+
+    tally_reset();
+    e = engine(quick);
+    for (int t = 0; t < 4; t++) {
+        subs[t].e = e;
+        ck_assert_int_eq(pthread_create(&th[t], NULL, submit_many, &subs[t]), 0);
+    }
+    for (int t = 0; t < 4; t++)
+        pthread_join(th[t], NULL);
+    for (int t = 0; t < 4; t++)
+        for (int i = 0; i < 50; i++) {
+            struct cupace_job_outcome o = { .size = sizeof o };
+            ck_assert_uint_lt(subs[t].ids[i], 200);
+            ck_assert_uint_eq(seen[subs[t].ids[i]]++, 0);   /* ids are unique */
+            ck_assert_int_eq(cupace_engine_wait(e, subs[t].ids[i], &o, &err), 0);
+            ck_assert_uint_eq(o.ok, 1);
+            ck_assert_ptr_eq(o.data, &subs[t]);
+            ck_assert_uint_eq(o.partitions, 1 + (uint32_t)(i % 3));
+        }
+    cupace_engine_stop(e, CUPACE_STOP_DRAIN);
+    ck_assert_int_eq(cupace_engine_join(e, &err), 0);
+    ck_assert_uint_eq(tally.ok, 200);
+    cupace_error_free(err);
+    ck_assert_int_eq(cupace_engine_free(e), 0);
+}
+END_TEST
+
+/* ---- failures ---------------------------------------------------------------------- */
+
+START_TEST(a_failing_op_fails_its_job_alone)
+{
+    struct cupace_engine *e = engine(NULL);
+    struct cupace_job_outcome o = { .size = sizeof o };
+    struct cupace_error *err = NULL;
+    uint64_t good = submit(e, 3, &dummy, NULL), bad = submit(e, 3, &fail_marker, NULL);
+    uint64_t after = submit(e, 2, &dummy, NULL);
+
+    ck_assert_int_eq(cupace_engine_wait(e, bad, &o, &err), 0);
+    ck_assert_uint_eq(o.ok, 0);
+    ck_assert_uint_eq(o.failed, 1);
+    ck_assert_ptr_nonnull(o.reason);
+    ck_assert_msg(strstr(o.reason, "partition 1") && strstr(o.reason, "kernel") &&
+                      strstr(o.reason, "the prover said no"), "%s", o.reason);
+    ck_assert_int_eq(cupace_engine_wait(e, good, &o, &err), 0);
+    ck_assert_uint_eq(o.ok, 1);
+    ck_assert_int_eq(cupace_engine_wait(e, after, &o, &err), 0);
+    ck_assert_uint_eq(o.ok, 1);
+    cupace_engine_stop(e, CUPACE_STOP_DRAIN);
+    ck_assert_int_eq(cupace_engine_join(e, &err), 0);
+    cupace_error_free(err);
+    ck_assert_int_eq(cupace_engine_free(e), 0);
+}
+END_TEST
+
+START_TEST(a_blocked_op_is_caught_by_the_watchdog)
+{
+    static const char *const watch[] = { "engine.stall_timeout", "200ms", NULL };
+    struct cupace_engine *e = engine(watch);
+    struct cupace_job_outcome o = { .size = sizeof o };
+    struct cupace_error *err = NULL;
+    uint64_t stuck = submit(e, 1, &block_marker, NULL);
+
+    ck_assert_int_eq(cupace_engine_join(e, &err), -1);
+    ck_assert_msg(strstr(cupace_error_message(err), "synthesize") &&
+                      strstr(cupace_error_message(err), "job 0 partition 0") &&
+                      strstr(cupace_error_message(err), "stall_timeout"),
+                  "%s", cupace_error_message(err));
+    ck_assert_int_eq(cupace_engine_wait(e, stuck, &o, NULL), 0);     /* told, not lost */
+    ck_assert_uint_eq(o.ok, 0);
+    __atomic_store_n(&release_blocked, 1, __ATOMIC_RELEASE);
+    cupace_error_free(err);
+    ck_assert_int_eq(cupace_engine_free(e), 0);  /* the run's memory stays for the thread left */
+}
+END_TEST
+
+/* ---- refusals ----------------------------------------------------------------------- */
+
+START_TEST(bad_settings_and_stages_are_refused)
+{
+    struct cupace_error *err = NULL;
+    struct cupace_engine *e = cupace_engine_new(NULL, &err);
+    struct cupace_stages bad_abi = test_stages, no_kernel = test_stages;
+    struct cupace_job_spec spec = { .size = sizeof spec, .partitions = 1 };
+
+    ck_assert_ptr_nonnull(e);
+    ck_assert_int_eq(cupace_engine_set(e, "engine.synth_wokers", "4", &err), -1);
+    ck_assert_msg(strstr(cupace_error_message(err), "synth_wokers"), "%s", cupace_error_message(err));
+    ck_assert_int_eq(cupace_engine_set(e, "engine.memory_budget", "lots", &err), -1);
+    ck_assert_msg(strstr(cupace_error_message(err), "memory_budget"), "%s", cupace_error_message(err));
+    ck_assert_int_eq(cupace_engine_set(e, "nodot", "1", &err), -1);
+    bad_abi.abi = 99;
+    ck_assert_int_eq(cupace_engine_set_stages(e, &bad_abi, &err), -1);
+    ck_assert_msg(strstr(cupace_error_message(err), "apitest"), "%s", cupace_error_message(err));
+    no_kernel.kernel = NULL;
+    ck_assert_int_eq(cupace_engine_set_stages(e, &no_kernel, &err), -1);
+    ck_assert_int_eq(cupace_engine_submit(e, &spec, NULL, &err), -1);      /* not started */
+    ck_assert_int_eq(cupace_engine_join(e, &err), -1);
+    ck_assert_int_eq(cupace_engine_free(e), 0);
+
+    /* a key the stages never ask for, a controller that is not there */
+    e = cupace_engine_new(NULL, &err);
+    ck_assert_int_eq(cupace_engine_set(e, "pacer.path", tu_plugins_dir(), &err), 0);
+    ck_assert_int_eq(cupace_engine_set(e, "pacer.name", "fixed", &err), 0);
+    ck_assert_int_eq(cupace_engine_set(e, "stages.apitest.op_tme", "1ms", &err), 0);
+    ck_assert_int_eq(cupace_engine_set_stages(e, &test_stages, &err), 0);
+    ck_assert_int_eq(cupace_engine_start(e, &err), -1);
+    ck_assert_msg(strstr(cupace_error_message(err), "op_tme"), "%s", cupace_error_message(err));
+    ck_assert_int_eq(cupace_engine_free(e), 0);
+    e = cupace_engine_new(NULL, &err);
+    ck_assert_int_eq(cupace_engine_set(e, "pacer.path", tu_plugins_dir(), &err), 0);
+    ck_assert_int_eq(cupace_engine_set(e, "pacer.name", "nosuchpacer", &err), 0);
+    ck_assert_int_eq(cupace_engine_start(e, &err), -1);
+    ck_assert_msg(strstr(cupace_error_message(err), "nosuchpacer"), "%s", cupace_error_message(err));
+    ck_assert_int_eq(cupace_engine_free(e), 0);
+    ck_assert_ptr_null(cupace_engine_new("/nonexistent/cupace.ini", &err));
+    ck_assert_msg(strstr(cupace_error_message(err), "/nonexistent/cupace.ini"), "%s",
+                  cupace_error_message(err));
+    cupace_error_free(err);
+}
+END_TEST
+
+START_TEST(a_job_the_budget_cannot_hold_is_refused)
+{
+    struct cupace_engine *e = engine(NULL);
+    struct cupace_error *err = NULL;
+    struct cupace_job_spec big = { .size = sizeof big, .partitions = 1,
+                                   .partition_bytes = 65ULL << 20 };
+    struct cupace_job_spec none = { .size = sizeof none, .partitions = 0 };
+    struct cupace_job_spec old = { .size = 4, .partitions = 1 };
+
+    ck_assert_int_eq(cupace_engine_submit(e, &big, NULL, &err), -1);
+    ck_assert_msg(strstr(cupace_error_message(err), "memory budget"), "%s", cupace_error_message(err));
+    ck_assert_int_eq(cupace_engine_submit(e, &none, NULL, &err), -1);
+    ck_assert_int_eq(cupace_engine_submit(e, &old, NULL, &err), -1);
+    ck_assert_msg(strstr(cupace_error_message(err), "size"), "%s", cupace_error_message(err));
+    cupace_engine_stop(e, CUPACE_STOP_DRAIN);
+    ck_assert_int_eq(cupace_engine_join(e, &err), 0);
+    cupace_error_free(err);
+    ck_assert_int_eq(cupace_engine_free(e), 0);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("api");
+    TCase *tc = tcase_create("engine");
+
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, life_cycle);
+    tcase_add_test(tc, drain_while_busy_runs_every_job);
+    tcase_add_test(tc, cancel_while_busy_ends_every_job_once);
+    tcase_add_test(tc, concurrent_submitters);
+    tcase_add_test(tc, a_failing_op_fails_its_job_alone);
+    tcase_add_test(tc, a_job_the_budget_cannot_hold_is_refused);
+    tcase_add_test(tc, bad_settings_and_stages_are_refused);
+    tcase_add_test(tc, a_blocked_op_is_caught_by_the_watchdog);     /* last: it leaves a thread */
+    suite_add_tcase(s, tc);
+    return tu_run(s);
+}
