@@ -195,6 +195,30 @@ int cupace_cli_check_pacers(struct cupace_config *cfg, const char *const *labels
     return rc;
 }
 
+/* A real-time run over a stage plugin opens it and runs its init with its
+ * keys before it starts: check-config does the same, so that it refuses
+ * exactly what run would. */
+static int check_stage_plugin(struct cupace_config *cfg, struct cupace_err *err)
+{
+    struct cupace_pacer_path path;
+    struct cupace_pacer_instance inst;
+    struct cupace_run_opts opts = { 0 };
+    struct cupace_rt *rt = NULL;
+    int rc;
+
+    if (cfg->engine.mode != CUPACE_MODE_REALTIME || cfg->engine.backend != CUPACE_BACKEND_PLUGIN)
+        return 0;
+    cupace_pacer_path_init(&path, cfg);
+    rc = cupace_pacer_instance_create(&inst, cfg, &path, cfg->pacer_name, err);
+    cupace_pacer_path_free(&path);
+    if (rc < 0)
+        return -1;
+    rt = cupace_rt_create(cfg, &inst, &opts, err);
+    cupace_rt_destroy(rt);
+    cupace_pacer_instance_destroy(&inst);
+    return rt ? 0 : -1;
+}
+
 static int cmd_check_config(struct cupace_cli *cli)
 {
     struct cupace_config *cfg;
@@ -217,7 +241,7 @@ static int cmd_check_config(struct cupace_cli *cli)
     /* sections never named anywhere are instances too: check them */
     for (size_t i = 0; i < cfg->nsections && n < 130; i++)
         labels[n++] = cfg->sections[i].label;
-    if (cupace_cli_check_pacers(cfg, labels, n, &err) < 0) {
+    if (cupace_cli_check_pacers(cfg, labels, n, &err) < 0 || check_stage_plugin(cfg, &err) < 0) {
         fprintf(stderr, "cupace: %s\n", err.msg);
         cupace_config_free(cfg);
         return CUPACE_EXIT_USAGE;

@@ -637,6 +637,10 @@ static void synth_part(struct cupace_rt *rt, struct rt_worker *wk, uint32_t id)
     if (call_op(rt, wk, rt->stages.ops->synthesize, "synthesize", id,
                 rt->pl.parts[id].synth_drawn_ns, NULL) < 0)
         return;
+    /* real stages: bound_bytes from the synthesis as measured (as the
+     * signals have it), not from the model's draw they never slept */
+    if (!rt->emulated)
+        rt->pl.parts[id].synth_drawn_ns = rt_now(rt) - rt->pl.parts[id].t_stage;
     if (cupace_pipeline_synth_end(&rt->pl, rt_now(rt), id) == 0)
         crew_hand_on(&rt->gpu_crew);
     else
@@ -701,8 +705,11 @@ static void gpu_process(struct cupace_rt *rt, struct rt_worker *wk, uint32_t id)
     uint64_t device_ns = UINT64_MAX;
     int rc;
 
+    t = rt_now(rt);
     if (call_op(rt, wk, ops->prep, "prep", id, prep, NULL) < 0)
         return;
+    if (!rt->emulated)
+        prep = rt_now(rt) - t;          /* as measured, for bound_bytes */
     if (cupace_pipeline_prep_end(&rt->pl, rt_now(rt), id, dev) < 0) {
         free_buf(rt, id);               /* fail_at ...:prep */
         return;
@@ -726,8 +733,11 @@ static void gpu_process(struct cupace_rt *rt, struct rt_worker *wk, uint32_t id)
         return;
     }
     e = cupace_pipeline_epilogue_ns(&rt->pl, rt_now(rt), id);
+    t = rt_now(rt);
     if (call_op(rt, wk, ops->epilogue, "epilogue", id, e, NULL) < 0)
         return;
+    if (!rt->emulated)
+        e = rt_now(rt) - t;
     /* the finalizer: time before the completion, inside the lock */
     (void)cupace_pipeline_gpu_done(&rt->pl, rt_now(rt), id, dev, e);  /* or fail_at ...:epilogue */
     free_buf(rt, id);
