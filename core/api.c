@@ -439,9 +439,10 @@ int cupace_engine_metrics(struct cupace_engine *e, struct cupace_metrics *out)
 
     if (!out || out->size < sizeof out->size)
         return -1;
-    if (e->state == API_RUNNING)
-        m.running = cupace_rt_signals(e->rt, &m.signals) == 0;
+    if (e->rt)
+        (void)cupace_rt_signals(e->rt, &m.signals);   /* zero before the run is set up */
     pthread_mutex_lock(&e->lock);
+    m.running = e->state == API_RUNNING && !e->run_over;
     m.jobs_submitted = e->njobs;
     m.jobs_completed = e->completed;
     m.jobs_failed = e->failed;

@@ -1541,8 +1541,8 @@ int cupace_rt_signals(struct cupace_rt *rt, struct cupace_signals *s)
     int rc = -1;
 
     pthread_mutex_lock(&rt->lock);
-    if (rt->accepting) {
-        cupace_pipeline_signals(&rt->pl, rt_now(rt), s);
+    if (rt->accepting || rt->over) {
+        cupace_pipeline_signals(&rt->pl, rt->over ? rt->pl.t_end : rt_now(rt), s);
         rc = 0;
     }
     pthread_mutex_unlock(&rt->lock);

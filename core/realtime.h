@@ -58,8 +58,8 @@ int cupace_rt_wait_ready(struct cupace_rt *rt);
 /* Open runs, from any thread: no more jobs; the run ends once every job
  * submitted has ended. */
 void cupace_rt_close(struct cupace_rt *rt);
-/* A copy of the controller's signals now, from any thread while the run
- * is on; 0, or -1 before it started or after it ended. */
+/* A copy of the controller's signals now (at its end once it is over),
+ * from any thread; 0, or -1 before the run is past its set-up. */
 int cupace_rt_signals(struct cupace_rt *rt, struct cupace_signals *s);
 
 /* create, run, destroy. */

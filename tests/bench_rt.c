@@ -9,7 +9,11 @@
  *  2. the engine's CPU use while it waits on a long synthesis (goal: ~0);
  *  3. dispatch lateness of a 1 ms fixed pacer, beside a plain
  *     clock_nanosleep(TIMER_ABSTIME) loop with the same period, measured in
- *     the same run (goal: at most 100 us above the platform's p99). */
+ *     the same run (goal: at most 100 us above the platform's p99);
+ *  4. the zero-length workload of 1 through libcupace (cupace/cupace.h: an
+ *     open run, every job submitted from one thread), beside the run of the
+ *     workload's own jobs, alternating in the same process (goal: within 5%).
+ * This program links the shared libcupace, so both paths run the same code. */
 #define _GNU_SOURCE 1
 #include "config.h"
 
@@ -21,6 +25,7 @@
 #include <time.h>
 
 #include "bench_util.h"
+#include "cupace/cupace.h"
 #include "realtime.h"
 #include "result.h"
 
@@ -108,6 +113,46 @@ static int cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The zero-length workload through the library: N jobs of 10 partitions
+ * submitted from this thread, then a drain.  Partitions completed, or -1. */
+static long long through_library(int threads, unsigned njobs)
+{
+    char n[32];
+    struct cupace_error *err = NULL;
+    struct cupace_engine *e = cupace_engine_new(NULL, &err);
+    struct cupace_job_spec spec = { .size = sizeof spec, .partitions = 10 };
+    struct cupace_metrics m = { .size = sizeof m };
+    const char *const sets[] = {
+        "pacer.path", plugins, "pacer.name", "fixed", "engine.backend", "emulated",
+        "engine.workers_per_device", "2", "engine.memory_budget", "1TiB",
+        "workload.synth_time", "0", "workload.gpu_prep", "0", "workload.gpu_kernel", "0",
+        "workload.gpu_epilogue", "0", "workload.gpu_exclusive", "no", NULL,
+    };
+    int rc = e ? 0 : -1;
+
+    snprintf(n, sizeof n, "%d", threads);
+    for (const char *const *kv = sets; rc == 0 && *kv; kv += 2)
+        rc = cupace_engine_set(e, kv[0], kv[1], &err);
+    if (rc == 0)
+        rc = cupace_engine_set(e, "engine.synth_workers", n, &err);
+    if (rc == 0)
+        rc = cupace_engine_set(e, "workload.cpu_slots", n, &err);
+    if (rc == 0)
+        rc = cupace_engine_start(e, &err);
+    for (unsigned j = 0; rc == 0 && j < njobs; j++)
+        rc = cupace_engine_submit(e, &spec, NULL, &err);
+    if (rc == 0) {
+        cupace_engine_stop(e, CUPACE_STOP_DRAIN);
+        rc = cupace_engine_join(e, &err);
+        cupace_engine_metrics(e, &m);
+    }
+    if (rc < 0)
+        fprintf(stderr, "bench_rt: libcupace: %s\n", cupace_error_message(err));
+    cupace_error_free(err);
+    cupace_engine_free(e);
+    return rc < 0 ? -1 : (long long)m.signals.gpu_done;
+}
+
 int main(int argc, char **argv)
 {
     struct cupace_result r;
@@ -178,5 +223,40 @@ int main(int argc, char **argv)
     printf("   %-28s p50 %.3f  p99 %.3f  max %.3f\n", "clock_nanosleep loop", lat[1000] * 1e3,
            lat[1979] * 1e3, lat[1999] * 1e3);
     printf("   p99 above the platform: %+.3f ms\n", (r.lateness.p99 - lat[1979]) * 1e3);
+
+    /* 4. the library against the workload's own jobs, alternating */
+    printf("4. zero-length stages through libcupace against the workload's own jobs\n"
+           "   (20000 jobs of 10 partitions; partitions/s, alternating, 3 pairs):\n");
+    for (int threads = 4; threads <= 64; threads *= 16) {
+        char body[512];
+        double best_rt = 0, best_lib = 0;
+
+        snprintf(body, sizeof body,
+                 "synth_workers = %d\nworkers_per_device = 2\nmemory_budget = 1TiB\n"
+                 "[pacer.greedy]\nplugin = fixed\n"
+                 "[workload]\njobs = 20000\npartitions_per_job = 10\nsynth_time = 0\n"
+                 "gpu_prep = 0\ngpu_kernel = 0\ngpu_epilogue = 0\ngpu_exclusive = no\n"
+                 "cpu_slots = %d\n", threads, threads);
+        for (int rep = 0; rep < 3; rep++) {
+            long long done;
+            double a, b;
+            t = bench_now();
+            if (run(body, "greedy", &r) < 0)
+                return 1;
+            a = (double)r.completed / (bench_now() - t);
+            t = bench_now();
+            if ((done = through_library(threads, 20000)) < 0)
+                return 1;
+            b = (double)done / (bench_now() - t);
+            printf("   %2d synthesis threads: workload %6.0f, libcupace %6.0f, ratio %.3f\n",
+                   threads, a, b, b / a);
+            if (a > best_rt)
+                best_rt = a;
+            if (b > best_lib)
+                best_lib = b;
+        }
+        printf("   %2d synthesis threads, best of each: ratio libcupace / workload %.3f\n", threads,
+               best_lib / best_rt);
+    }
     return 0;
 }

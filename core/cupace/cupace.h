@@ -156,7 +156,8 @@ int cupace_engine_wait(struct cupace_engine *e, uint64_t job, struct cupace_job_
 
 /* ---- metrics and stopping ------------------------------------------------- */
 
-/* The controller's signals now (cupace/pacer.h), and the jobs. */
+/* The controller's signals now (cupace/pacer.h; once the run is over, as it
+ * ended), and the jobs. */
 struct cupace_metrics {
     uint32_t size;                  /* set by the caller: sizeof(struct cupace_metrics) */
     uint32_t running;               /* 1 between start and the end of the run */
