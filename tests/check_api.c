@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -411,12 +412,68 @@ START_TEST(a_job_the_budget_cannot_hold_is_refused)
 }
 END_TEST
 
+/* The layout of every struct of cupace/cupace.h: what a program built
+ * against this header expects, byte for byte (x86-64 and other LP64). */
+START_TEST(the_abi_layout_is_pinned)
+{
+    ck_assert_uint_eq(offsetof(struct cupace_job_spec, size), 0);
+    ck_assert_uint_eq(offsetof(struct cupace_job_spec, partitions), 4);
+    ck_assert_uint_eq(offsetof(struct cupace_job_spec, partition_bytes), 8);
+    ck_assert_uint_eq(offsetof(struct cupace_job_spec, release_at_kernel), 16);
+    ck_assert_uint_eq(offsetof(struct cupace_job_spec, data), 24);
+    ck_assert_uint_eq(offsetof(struct cupace_job_spec, done), 32);
+    ck_assert_uint_eq(sizeof(struct cupace_job_spec), 40);
+    ck_assert_uint_eq(offsetof(struct cupace_job_outcome, ok), 4);
+    ck_assert_uint_eq(offsetof(struct cupace_job_outcome, job), 8);
+    ck_assert_uint_eq(offsetof(struct cupace_job_outcome, data), 16);
+    ck_assert_uint_eq(offsetof(struct cupace_job_outcome, partitions), 24);
+    ck_assert_uint_eq(offsetof(struct cupace_job_outcome, failed), 28);
+    ck_assert_uint_eq(offsetof(struct cupace_job_outcome, latency_s), 32);
+    ck_assert_uint_eq(offsetof(struct cupace_job_outcome, reason), 40);
+    ck_assert_uint_eq(sizeof(struct cupace_job_outcome), 48);
+    ck_assert_uint_eq(offsetof(struct cupace_metrics, running), 4);
+    ck_assert_uint_eq(offsetof(struct cupace_metrics, jobs_submitted), 8);
+    ck_assert_uint_eq(offsetof(struct cupace_metrics, signals), 32);
+    ck_assert_uint_eq(offsetof(struct cupace_progress, final), 4);
+    ck_assert_uint_eq(offsetof(struct cupace_progress, now_ns), 8);
+    ck_assert_uint_eq(offsetof(struct cupace_progress, interval_ns), 64);
+    ck_assert_uint_eq(offsetof(struct cupace_progress, pacer), 72);
+    ck_assert_uint_eq(offsetof(struct cupace_progress, pacer_state), 80);
+    ck_assert_uint_eq(sizeof(struct cupace_progress), 88);
+}
+END_TEST
+
+/* A struct from an older, shorter header is read and written no further
+ * than its size. */
+START_TEST(short_structs_are_filled_to_their_size)
+{
+    struct cupace_engine *e = engine(NULL);
+    struct cupace_error *err = NULL;
+    struct {
+        struct cupace_metrics m;
+        uint64_t canary;
+    } box;
+
+    memset(&box, 0xab, sizeof box);
+    box.m.size = offsetof(struct cupace_metrics, jobs_completed);
+    ck_assert_int_eq(cupace_engine_metrics(e, &box.m), 0);
+    ck_assert_uint_eq(box.m.size, offsetof(struct cupace_metrics, jobs_completed));
+    ck_assert_uint_eq(box.m.running, 1);
+    ck_assert_uint_eq(box.m.jobs_completed, 0xababababababababULL);   /* not written */
+    cupace_engine_stop(e, CUPACE_STOP_DRAIN);
+    ck_assert_int_eq(cupace_engine_join(e, &err), 0);
+    ck_assert_int_eq(cupace_engine_free(e), 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("api");
     TCase *tc = tcase_create("engine");
 
     tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, the_abi_layout_is_pinned);
+    tcase_add_test(tc, short_structs_are_filled_to_their_size);
     tcase_add_test(tc, life_cycle);
     tcase_add_test(tc, drain_while_busy_runs_every_job);
     tcase_add_test(tc, cancel_while_busy_ends_every_job_once);
