@@ -61,8 +61,10 @@ struct cupace_engine {
     void *progress_data;
     uint64_t progress_interval_ns;
 
-    struct cupace_pacer_instance pacer;
-    int have_pacer;
+    struct cupace_pacer_instance *pacer;        /* the controller now */
+    struct cupace_pacer_instance **retired;     /* those a reload replaced, and their configs: */
+    struct cupace_config **retired_cfgs;        /* the run may still read what they point to */
+    size_t nretired;
     struct cupace_params stage_params;
     struct cupace_params_ctx stage_pc;
     struct cupace_rt *rt;
@@ -318,12 +320,16 @@ int cupace_engine_start(struct cupace_engine *e, struct cupace_error **err)
         e->cfg = cfg;
         e->cfg_stale = 0;
     }
+    if (!(e->pacer = calloc(1, sizeof *e->pacer)))
+        return fail_with(err, "out of memory");
     cupace_pacer_path_init(&path, e->cfg);
-    rc = cupace_pacer_instance_create(&e->pacer, e->cfg, &path, e->cfg->pacer_name, &ce);
+    rc = cupace_pacer_instance_create(e->pacer, e->cfg, &path, e->cfg->pacer_name, &ce);
     cupace_pacer_path_free(&path);
-    if (rc < 0)
+    if (rc < 0) {
+        free(e->pacer);
+        e->pacer = NULL;
         return fail_err(err, &ce);
-    e->have_pacer = 1;
+    }
     if (e->progress) {
         opts.progress = on_progress;
         opts.progress_ctx = e;
@@ -337,7 +343,7 @@ int cupace_engine_start(struct cupace_engine *e, struct cupace_error **err)
         opts.stages = e->stages;
         opts.stage_params = &e->stage_params;
     }
-    if (!(e->rt = cupace_rt_create(e->cfg, &e->pacer, &opts, &ce)))
+    if (!(e->rt = cupace_rt_create(e->cfg, e->pacer, &opts, &ce)))
         return fail_err(err, e->stages && e->stage_pc.has_bad ? &e->stage_pc.bad : &ce);
     snprintf(who, sizeof who, "stages '%s'", e->stages ? e->stages->name : "");
     if (e->stages && cupace_params_check(&e->stage_pc, who, &ce) < 0) {
@@ -453,6 +459,58 @@ int cupace_engine_metrics(struct cupace_engine *e, struct cupace_metrics *out)
     return 0;
 }
 
+uint64_t cupace_engine_credit(struct cupace_engine *e, uint64_t horizon_ns, int *idle)
+{
+    int dummy;
+
+    if (!idle)
+        idle = &dummy;
+    *idle = 0;
+    return e->state == API_RUNNING ? cupace_rt_credit(e->rt, horizon_ns, idle) : 0;
+}
+
+int cupace_engine_reload(struct cupace_engine *e, struct cupace_error **err)
+{
+    struct cupace_pacer_instance *inst, **ri;
+    struct cupace_config *cfg, **rc_;
+    struct cupace_pacer_path path;
+    struct cupace_err ce;
+    int rc;
+
+    if (e->state != API_RUNNING)
+        return fail_with(err, "cupace_engine_reload: the engine is not running");
+    if (!(cfg = load(e, NULL, &ce)))
+        return fail_err(err, &ce);
+    if (!(inst = calloc(1, sizeof *inst))) {
+        cupace_config_free(cfg);
+        return fail_with(err, "out of memory");
+    }
+    cupace_pacer_path_init(&path, cfg);
+    rc = cupace_pacer_instance_create(inst, cfg, &path, cfg->pacer_name, &ce);
+    cupace_pacer_path_free(&path);
+    ri = rc == 0 ? realloc(e->retired, (e->nretired + 1) * sizeof *ri) : NULL;
+    if (ri)
+        e->retired = ri;
+    rc_ = ri ? realloc(e->retired_cfgs, (e->nretired + 1) * sizeof *rc_) : NULL;
+    if (rc_)
+        e->retired_cfgs = rc_;
+    if (!rc_) {
+        if (rc == 0)
+            cupace_pacer_instance_destroy(inst);
+        free(inst);
+        cupace_config_free(cfg);
+        return rc < 0 ? fail_err(err, &ce) : fail_with(err, "out of memory");
+    }
+    cupace_rt_set_pacer(e->rt, inst);
+    /* the old instance is no longer called; the run still points into the
+     * old config (its path, its sections), so both are kept until free */
+    e->retired[e->nretired] = e->pacer;
+    e->retired_cfgs[e->nretired++] = e->cfg;
+    e->pacer = inst;
+    e->cfg = cfg;
+    return 0;
+}
+
 void cupace_engine_stop(struct cupace_engine *e, enum cupace_stop_how how)
 {
     if (e->state != API_RUNNING)
@@ -484,8 +542,17 @@ int cupace_engine_free(struct cupace_engine *e)
     if (e->state == API_RUNNING)
         return -1;                  /* threads of ours still run: join first */
     cupace_rt_destroy(e->rt);
-    if (e->have_pacer)
-        cupace_pacer_instance_destroy(&e->pacer);
+    if (e->pacer) {
+        cupace_pacer_instance_destroy(e->pacer);
+        free(e->pacer);
+    }
+    for (size_t i = 0; i < e->nretired; i++) {
+        cupace_pacer_instance_destroy(e->retired[i]);
+        free(e->retired[i]);
+        cupace_config_free(e->retired_cfgs[i]);
+    }
+    free(e->retired);
+    free(e->retired_cfgs);
     cupace_result_free(&e->res);
     for (size_t i = 0; i < e->njobs; i++)
         if (e->jobs[i]) {

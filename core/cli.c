@@ -60,6 +60,13 @@ static const struct {
       "(default: partition_memory), with --priority (higher first) and --payload;\n"
       "status prints the jobs by state (--json FILE for JSON).  Exit 1 if the\n"
       "database cannot be reached or refuses.\n" },
+    { "serve", "cupace serve CONFIG [--set S.K=V]...",
+      "The per-node daemon: runs the engine in real time with the configured stages\n"
+      "and controller, and claims jobs from the queue of [queue] only as far as the\n"
+      "controller grants credit.  SIGTERM or SIGINT drains (nothing more claimed, what\n"
+      "is held finishes, exit 0); a second one gives the rest back (exit 130); SIGHUP\n"
+      "reads CONFIG again and swaps the controller.  [serve] metrics = HOST:PORT\n"
+      "serves Prometheus metrics; under systemd it notifies readiness and the watchdog.\n" },
     { "help", "cupace help [SUBCOMMAND]", "Shows help for a subcommand.\n" },
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
@@ -96,7 +103,7 @@ static int help_for(const char *name, FILE *fp)
             fprintf(fp, "usage: %s\n\n%s", commands[i].usage, commands[i].text);
             return 0;
         }
-    fprintf(stderr, "cupace: help: no subcommand '%s' (run, ab, plugins, check-config, queue)\n", name);
+    fprintf(stderr, "cupace: help: no subcommand '%s' (run, ab, plugins, check-config, queue, serve)\n", name);
     return CUPACE_EXIT_USAGE;
 }
 
@@ -381,6 +388,8 @@ int main(int argc, char **argv)
         return cupace_cli_run(&cli, 1);
     if (strcmp(cli.command, "queue") == 0)
         return cupace_cli_queue(&cli);
+    if (strcmp(cli.command, "serve") == 0)
+        return cupace_cli_serve(&cli);
     {
         char msg[128];
         snprintf(msg, sizeof msg, "unknown subcommand '%s'", cli.command);

@@ -59,4 +59,7 @@ int cupace_cli_run(struct cupace_cli *cli, int ab);
 /* queue init|submit|status CONFIG: cli_queue.c */
 int cupace_cli_queue(struct cupace_cli *cli);
 
+/* serve CONFIG: cli_serve.c */
+int cupace_cli_serve(struct cupace_cli *cli);
+
 #endif

@@ -1516,6 +1516,49 @@ int64_t cupace_rt_submit(struct cupace_rt *rt, uint32_t partitions, uint64_t par
     return j;
 }
 
+uint64_t cupace_rt_credit(struct cupace_rt *rt, uint64_t horizon_ns, int *idle)
+{
+    const struct cupace_pipeline *pl = &rt->pl;
+    uint64_t pending, room, rate, per, in_flight, credit;
+
+    pthread_mutex_lock(&rt->lock);
+    pending = cupace_pipeline_pending(pl);
+    in_flight = pl->dispatched - cupace_pipeline_finished(pl);
+    per = rt->cfg.workload.partition_memory ? rt->cfg.workload.partition_memory : 1;
+    room = (pl->mem_budget - pl->mem_reserved) / per;
+    if (pending == 0 && in_flight == 0)
+        rate = UINT64_MAX;          /* idle: the controller's last answer is of another time */
+    else if (rt->disp.held || rt->disp.last_interval == CUPACE_PACE_HOLD)
+        rate = 0;
+    else if (rt->disp.last_interval == 0)
+        rate = UINT64_MAX;
+    else
+        rate = horizon_ns / rt->disp.last_interval + 1;
+    if (rate < room)
+        room = rate;
+    credit = room > pending ? room - pending : 0;
+    if (rt->over || rt->closed || rt->stopping || rt->cancelled)
+        credit = 0;
+    *idle = pending == 0;
+    pthread_mutex_unlock(&rt->lock);
+    return credit;
+}
+
+void cupace_rt_set_pacer(struct cupace_rt *rt, struct cupace_pacer_instance *pacer)
+{
+    struct cupace_signals s;
+
+    pthread_mutex_lock(&rt->lock);
+    replay_events(rt);              /* what the old one was owed, it gets */
+    rt->pacer = pacer;
+    rt->disp.pacer = pacer;
+    rt->disp.held = 0;
+    cupace_pipeline_signals(&rt->pl, rt_now(rt), &s);
+    pacer->ops->update(pacer->state, &s);       /* it starts from the signals now */
+    pthread_cond_broadcast(&rt->dispatcher_cv);
+    pthread_mutex_unlock(&rt->lock);
+}
+
 int cupace_rt_wait_ready(struct cupace_rt *rt)
 {
     int ready;

@@ -58,6 +58,16 @@ int cupace_rt_wait_ready(struct cupace_rt *rt);
 /* Open runs, from any thread: no more jobs; the run ends once every job
  * submitted has ended. */
 void cupace_rt_close(struct cupace_rt *rt);
+/* Open runs, from any thread: the partitions the run could take in the
+ * next HORIZON_NS beyond those it holds undispatched (cupace serve's
+ * claims): as many as the controller's last interval dispatches in that
+ * time (none while it holds), at most what the free memory budget admits
+ * at partition_memory each.  *idle: nothing undispatched is held. */
+uint64_t cupace_rt_credit(struct cupace_rt *rt, uint64_t horizon_ns, int *idle);
+/* From any thread: the controller is PACER from now on (the caller keeps
+ * the old one until this returns, then may destroy it).  PACER gets one
+ * update with the signals now before it is asked anything. */
+void cupace_rt_set_pacer(struct cupace_rt *rt, struct cupace_pacer_instance *pacer);
 /* A copy of the controller's signals now (at its end once it is over),
  * from any thread; 0, or -1 before the run is past its set-up. */
 int cupace_rt_signals(struct cupace_rt *rt, struct cupace_signals *s);

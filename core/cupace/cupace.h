@@ -168,6 +168,20 @@ struct cupace_metrics {
 /* Fills the first out->size bytes that both sides know.  Any thread. */
 int cupace_engine_metrics(struct cupace_engine *e, struct cupace_metrics *out);
 
+/* How many partitions the engine could take in the next HORIZON_NS beyond
+ * those it holds not yet dispatched: what the controller's last interval
+ * dispatches in that time (none while it holds), at most what the free
+ * memory budget admits at [workload] partition_memory each.  *idle (may be
+ * NULL) is set when nothing undispatched is held.  What `cupace serve`
+ * claims from its queue by; any thread. */
+uint64_t cupace_engine_credit(struct cupace_engine *e, uint64_t horizon_ns, int *idle);
+
+/* Reads the configuration again (the file and the settings made in code)
+ * and swaps in the controller its [pacer] name gives, fresh, with nothing
+ * dropped: it starts from the signals now.  Other changed keys take effect
+ * with the next engine.  Any thread, while the engine runs. */
+int cupace_engine_reload(struct cupace_engine *e, struct cupace_error **err);
+
 enum cupace_stop_how {
     CUPACE_STOP_DRAIN,              /* take no more jobs; every job submitted runs to its end */
     CUPACE_STOP_CANCEL,             /* and what has not ended is cancelled: it ends failed */

@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/*
+ * cli_serve.c -- `cupace serve CONFIG`: the per-node daemon (DESIGN §10).
+ *
+ * Three parts, each written elsewhere, joined here: the engine (libcupace,
+ * cupace/cupace.h: an open real-time run of the configured stages under
+ * the configured controller), the node's side of the queue (serve.h: claims
+ * within the engine's credit, heartbeats, outcomes written back in the
+ * transaction that ends each lease), and the process, which is this file's
+ * alone: signals, systemd's notifications, the metrics endpoint, messages.
+ *
+ *   SIGTERM, SIGINT   the first drains: nothing more is claimed, what is held
+ *                     runs to its end and its outcome is written, exit 0;
+ *                     the second cancels: the rest is given back, exit 130
+ *   SIGHUP            reads CONFIG again and swaps in the controller its
+ *                     [pacer] name gives, with nothing dropped
+ *
+ * The signals are blocked before any thread starts and taken by sigwait in
+ * the main thread, which does nothing else; the queue's loop runs in a
+ * thread of its own.
+ */
+#define _GNU_SOURCE 1
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cupace/cupace.h"
+#include "metrics_http.h"
+#include "serve.h"
+
+struct node {
+    struct cupace_engine *engine;
+    struct cupace_serve *serve;
+    uint64_t horizon_ns;            /* what a credit covers: one claim round, [queue] poll */
+    int quiet;
+};
+
+/* What the engine runs for one claimed job: the payload, NUL-terminated,
+ * is what its stages see as the job's data. */
+struct node_job {
+    struct node *node;
+    int64_t id;
+    int32_t attempts;
+    uint32_t partitions;
+    char payload[];
+};
+
+/* ---- the engine behind serve.h's two calls ------------------------------- */
+
+static uint64_t node_credit(void *ctx, int *idle)
+{
+    struct node *n = ctx;
+
+    return cupace_engine_credit(n->engine, n->horizon_ns, idle);
+}
+
+static void node_job_done(void *data, const struct cupace_job_outcome *o)
+{
+    struct node_job *j = (struct node_job *)((char *)data - offsetof(struct node_job, payload));
+
+    cupace_serve_finished(j->node->serve, j->id, j->attempts, j->partitions, o->ok != 0,
+                          o->ok ? "completed" : o->reason);
+    free(j);
+}
+
+static int node_start(void *ctx, const struct cupace_queue_job *job)
+{
+    struct node *n = ctx;
+    size_t len = job->payload ? strlen(job->payload) : 0;
+    struct node_job *j = malloc(sizeof *j + len + 1);
+    struct cupace_job_spec spec;
+
+    if (!j || job->partitions <= 0) {
+        free(j);
+        return -1;
+    }
+    *j = (struct node_job){ .node = n, .id = job->id, .attempts = job->attempts,
+                            .partitions = (uint32_t)job->partitions };
+    memcpy(j->payload, job->payload ? job->payload : "", len + 1);
+    spec = (struct cupace_job_spec){ .size = sizeof spec, .partitions = (uint32_t)job->partitions,
+                                     .partition_bytes = job->partition_bytes,
+                                     .data = j->payload, .done = node_job_done };
+    if (cupace_engine_submit(n->engine, &spec, NULL, NULL) < 0) {
+        free(j);
+        return -1;                  /* failed back at once by the loop */
+    }
+    return 0;
+}
+
+/* ---- what operators look at ----------------------------------------------- */
+
+static void render_metrics(void *ctx, FILE *out)
+{
+    struct node *n = ctx;
+    struct cupace_metrics m = { .size = sizeof m };
+    const struct cupace_signals *s = &m.signals;
+    int idle;
+    uint64_t credit = cupace_engine_credit(n->engine, n->horizon_ns, &idle);
+
+    cupace_serve_metrics(n->serve, out);
+    cupace_engine_metrics(n->engine, &m);
+    fprintf(out, "# HELP cupace_engine_running 1 while the engine runs\n"
+                 "# TYPE cupace_engine_running gauge\ncupace_engine_running %u\n", m.running);
+#define GAUGE(name, help, v) \
+    fprintf(out, "# HELP cupace_" name " " help "\n# TYPE cupace_" name " gauge\ncupace_" name \
+                 " %" PRIu64 "\n", (uint64_t)(v))
+#define COUNTER(name, help, v) \
+    fprintf(out, "# HELP cupace_" name " " help "\n# TYPE cupace_" name " counter\ncupace_" name \
+                 " %" PRIu64 "\n", (uint64_t)(v))
+    GAUGE("pending_partitions", "partitions held, not yet dispatched", s->pending);
+    GAUGE("in_synthesis_partitions", "partitions in synthesis", s->in_synthesis);
+    GAUGE("waiting_partitions", "synthesized partitions waiting for a GPU worker", s->waiting);
+    GAUGE("gpu_busy_workers", "GPU workers holding a partition", s->gpu_busy_workers);
+    GAUGE("memory_reserved_bytes", "bytes of the budget held", s->mem_reserved);
+    GAUGE("memory_budget_bytes", "the memory budget", s->mem_budget);
+    GAUGE("credit_partitions", "partitions the controller grants for the next claim round", credit);
+    COUNTER("dispatched_partitions_total", "partitions dispatched", s->dispatched);
+    COUNTER("gpu_done_partitions_total", "partitions completed on a GPU", s->gpu_done);
+    COUNTER("failed_partitions_total", "partitions failed", s->failed);
+    COUNTER("synth_seconds_total", "synthesis time, summed", s->synth_ns_total / 1000000000u);
+    COUNTER("jobs_completed_total", "jobs completed by this engine", m.jobs_completed);
+    COUNTER("jobs_failed_total", "jobs failed by this engine", m.jobs_failed);
+#undef GAUGE
+#undef COUNTER
+}
+
+/* systemd's notification protocol (sd_notify(3)), without libsystemd: one
+ * datagram to $NOTIFY_SOCKET.  Nothing when not run by systemd. */
+static void notify_systemd(const char *state)
+{
+    const char *path = getenv("NOTIFY_SOCKET");
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    size_t len;
+    int fd;
+
+    if (!path || !*path || (path[0] != '/' && path[0] != '@') ||
+        (len = strlen(path)) >= sizeof sa.sun_path)
+        return;
+    memcpy(sa.sun_path, path, len);
+    if (sa.sun_path[0] == '@')
+        sa.sun_path[0] = '\0';      /* an abstract socket */
+    fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return;
+    (void)sendto(fd, state, strlen(state), MSG_NOSIGNAL, (struct sockaddr *)&sa,
+                 (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len));
+    close(fd);
+}
+
+/* WATCHDOG_USEC, when systemd asks for pings (only for this process). */
+static uint64_t watchdog_ns(void)
+{
+    const char *usec = getenv("WATCHDOG_USEC"), *pid = getenv("WATCHDOG_PID");
+    unsigned long long v;
+
+    if (!usec || (pid && strtol(pid, NULL, 10) != (long)getpid()))
+        return 0;
+    v = strtoull(usec, NULL, 10);
+    return v > 0 && v < UINT64_MAX / 1000 ? (uint64_t)v * 1000 : 0;
+}
+
+/* ---- the daemon ----------------------------------------------------------------- */
+
+static void *loop_thread(void *arg)
+{
+    struct node *n = arg;
+    struct cupace_err err;
+
+    if (cupace_serve_run(n->serve, &err) < 0) {
+        fprintf(stderr, "cupace serve: %s\n", err.msg);
+        kill(getpid(), SIGTERM);    /* the main thread then stops the rest */
+    }
+    kill(getpid(), SIGUSR2);        /* the loop is over */
+    return NULL;
+}
+
+static int fail_engine(struct cupace_error *err)
+{
+    fprintf(stderr, "cupace serve: %s\n", cupace_error_message(err));
+    cupace_error_free(err);
+    return CUPACE_EXIT_USAGE;
+}
+
+int cupace_cli_serve(struct cupace_cli *cli)
+{
+    struct node n = { .quiet = cli->quiet };
+    struct cupace_error *eerr = NULL;
+    struct cupace_serve_engine eng = { .ctx = &n, .credit = node_credit, .start = node_start };
+    struct cupace_metrics_http *http = NULL;
+    struct cupace_config *cfg;
+    struct cupace_err err;
+    struct timespec tick;
+    uint64_t wd;
+    pthread_t loop;
+    sigset_t set;
+    int signals = 0, rc = CUPACE_EXIT_OK, sig;
+
+    if (cli->nargs != 1)
+        return cupace_cli_usage_error("serve takes one CONFIG");
+    cfg = cupace_config_load(cli->args[0], cli->sets, cli->nsets, &err);
+    if (!cfg) {
+        fprintf(stderr, "cupace serve: %s\n", err.msg);
+        return CUPACE_EXIT_USAGE;
+    }
+    n.horizon_ns = cfg->queue.poll_ns;
+
+    /* the signals first: every thread started from here inherits the mask */
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGUSR2);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+
+    if (!(n.engine = cupace_engine_new(cli->args[0], &eerr))) {
+        cupace_config_free(cfg);
+        return fail_engine(eerr);
+    }
+    for (size_t i = 0; i < cli->nsets; i++) {
+        const char *eq = strchr(cli->sets[i], '=');
+        char key[256];
+        snprintf(key, sizeof key, "%.*s", (int)(eq - cli->sets[i]), cli->sets[i]);
+        if (cupace_engine_set(n.engine, key, eq + 1, &eerr) < 0) {
+            cupace_engine_free(n.engine);
+            cupace_config_free(cfg);
+            return fail_engine(eerr);
+        }
+    }
+    if (cupace_engine_start(n.engine, &eerr) < 0) {
+        cupace_engine_free(n.engine);
+        cupace_config_free(cfg);
+        return fail_engine(eerr);
+    }
+    n.serve = cupace_serve_create(&cfg->queue, NULL, &eng, &err);
+    if (n.serve && cfg->serve_metrics &&
+        !(http = cupace_metrics_http_start(cfg->serve_metrics, render_metrics, &n, &err))) {
+        cupace_serve_destroy(n.serve);
+        n.serve = NULL;
+    }
+    if (!n.serve || pthread_create(&loop, NULL, loop_thread, &n) != 0) {
+        fprintf(stderr, "cupace serve: %s\n", n.serve ? "cannot start the queue's thread" : err.msg);
+        cupace_engine_stop(n.engine, CUPACE_STOP_CANCEL);
+        cupace_engine_join(n.engine, NULL);
+        cupace_engine_free(n.engine);
+        cupace_serve_destroy(n.serve);
+        cupace_config_free(cfg);
+        return CUPACE_EXIT_USAGE;
+    }
+    if (!cli->quiet) {
+        fprintf(stderr, "cupace serve: %s: claiming from %s", cfg->path, cfg->queue.table);
+        if (http)
+            fprintf(stderr, ", metrics on port %u", cupace_metrics_http_port(http));
+        fprintf(stderr, "\n");
+    }
+    notify_systemd("READY=1");
+
+    wd = watchdog_ns() / 2;
+    for (;;) {
+        if (wd) {
+            tick.tv_sec = (time_t)(wd / 1000000000u);
+            tick.tv_nsec = (long)(wd % 1000000000u);
+            sig = sigtimedwait(&set, NULL, &tick);
+            if (sig < 0) {
+                if (errno == EAGAIN)
+                    notify_systemd("WATCHDOG=1");
+                continue;
+            }
+        } else if (sigwait(&set, &sig) != 0) {
+            continue;
+        }
+        if (sig == SIGUSR2)
+            break;                  /* the loop returned: drained or cancelled */
+        if (sig == SIGHUP) {
+            if (cupace_engine_reload(n.engine, &eerr) < 0)
+                fprintf(stderr, "cupace serve: SIGHUP: %s: the controller is left as it was\n",
+                        cupace_error_message(eerr));
+            else if (!cli->quiet)
+                fprintf(stderr, "cupace serve: SIGHUP: the controller is swapped\n");
+            notify_systemd("READY=1");
+            continue;
+        }
+        if (++signals == 1) {
+            notify_systemd("STOPPING=1");
+            if (!cli->quiet)
+                fprintf(stderr, "cupace serve: %s: claiming nothing more, finishing what is held "
+                        "(again to give it back)\n", strsignal(sig));
+            cupace_serve_stop(n.serve, CUPACE_SERVE_DRAIN);
+        } else {
+            if (!cli->quiet)
+                fprintf(stderr, "cupace serve: %s again: giving back what is held\n", strsignal(sig));
+            cupace_serve_stop(n.serve, CUPACE_SERVE_CANCEL);
+            cupace_engine_stop(n.engine, CUPACE_STOP_CANCEL);
+            rc = CUPACE_EXIT_INTERRUPTED;
+        }
+    }
+    pthread_join(loop, NULL);
+    cupace_engine_stop(n.engine, rc == CUPACE_EXIT_OK ? CUPACE_STOP_DRAIN : CUPACE_STOP_CANCEL);
+    if (cupace_engine_join(n.engine, &eerr) < 0) {
+        fprintf(stderr, "cupace serve: %s\n", cupace_error_message(eerr));
+        if (rc == CUPACE_EXIT_OK)
+            rc = CUPACE_EXIT_FAILED;
+    }
+    cupace_metrics_http_stop(http);
+    cupace_engine_free(n.engine);
+    cupace_serve_destroy(n.serve);
+    cupace_error_free(eerr);
+    cupace_config_free(cfg);
+    return rc;
+}
