@@ -12,6 +12,7 @@
  * callback finds the caller's callback and the place for the outcome there,
  * with no table to look up while the job may already be ending.
  */
+#define _GNU_SOURCE 1              /* strdup */
 #include "config.h"
 #include "cupace/cupace.h"
 
@@ -417,7 +418,6 @@ int cupace_engine_wait(struct cupace_engine *e, uint64_t job, struct cupace_job_
                        struct cupace_error **err)
 {
     struct api_job *j;
-    uint32_t size;
 
     pthread_mutex_lock(&e->lock);
     if (job >= e->njobs || !e->jobs[job]) {
@@ -428,7 +428,7 @@ int cupace_engine_wait(struct cupace_engine *e, uint64_t job, struct cupace_job_
     while (!j->ended)
         pthread_cond_wait(&e->cv, &e->lock);
     if (out) {
-        size = out->size < sizeof *out ? out->size : (uint32_t)sizeof *out;
+        uint32_t size = out->size < sizeof *out ? out->size : (uint32_t)sizeof *out;
         memcpy(out, &j->outcome, size);
         out->size = size;
     }

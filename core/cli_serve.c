@@ -43,7 +43,6 @@ struct node {
     struct cupace_engine *engine;
     struct cupace_serve *serve;
     uint64_t horizon_ns;            /* what a credit covers: one claim round, [queue] poll */
-    int quiet;
 };
 
 /* What the engine runs for one claimed job: the payload, NUL-terminated,
@@ -95,6 +94,8 @@ static int node_start(void *ctx, const struct cupace_queue_job *job)
         free(j);
         return -1;                  /* failed back at once by the loop */
     }
+    /* j is the engine's now: node_job_done frees it, from its payload */
+    // cppcheck-suppress memleak
     return 0;
 }
 
@@ -194,7 +195,7 @@ static int fail_engine(struct cupace_error *err)
 
 int cupace_cli_serve(struct cupace_cli *cli)
 {
-    struct node n = { .quiet = cli->quiet };
+    struct node n = { 0 };
     struct cupace_error *eerr = NULL;
     struct cupace_serve_engine eng = { .ctx = &n, .credit = node_credit, .start = node_start };
     struct cupace_metrics_http *http = NULL;

@@ -460,6 +460,7 @@ START_TEST(short_structs_are_filled_to_their_size)
     ck_assert_uint_eq(box.m.size, offsetof(struct cupace_metrics, jobs_completed));
     ck_assert_uint_eq(box.m.running, 1);
     ck_assert_uint_eq(box.m.jobs_completed, 0xababababababababULL);   /* not written */
+    ck_assert_uint_eq(box.canary, 0xababababababababULL);
     cupace_engine_stop(e, CUPACE_STOP_DRAIN);
     ck_assert_int_eq(cupace_engine_join(e, &err), 0);
     ck_assert_int_eq(cupace_engine_free(e), 0);
