@@ -203,8 +203,12 @@ int cupace_cli_realtime(const struct cupace_config *cfg, struct cupace_pacer_ins
     rt = cupace_rt_create(cfg, pacer, &o, err);
     if (!rt)
         return -1;
-    if (!quiet && cfg->engine.backend == CUPACE_BACKEND_AUTO)
-        fprintf(stderr, "cupace: backend: %s (%s)\n", cupace_rt_backend(rt, &why), why);
+    if (!quiet && cfg->engine.backend == CUPACE_BACKEND_AUTO) {
+        /* apart: the order in which arguments are evaluated is unspecified,
+         * and why is only set by the call */
+        const char *name = cupace_rt_backend(rt, &why);
+        fprintf(stderr, "cupace: backend: %s (%s)\n", name, why);
+    }
     pthread_mutex_lock(&watch.lock);
     watch.rt = rt;
     if (watch.signals)
