@@ -296,11 +296,33 @@ static void *run_thread(void *arg)
     int rc = cupace_rt_run(e->rt, &e->res, &e->run_err);
 
     pthread_mutex_lock(&e->lock);
+    /* every job has been reported but those the watchdog left in an op:
+     * they end here, failed, without their callback (the op may still use
+     * their data), so that no wait hangs */
+    for (size_t i = 0; i < e->njobs; i++) {
+        struct api_job *j = e->jobs[i];
+        if (j && !j->ended) {
+            j->outcome = (struct cupace_job_outcome){
+                .size = sizeof j->outcome, .job = i, .data = j->data,
+                .reason = "left in a stage op by the watchdog ([engine] stall_timeout)",
+            };
+            j->ended = 1;
+            e->failed++;
+        }
+    }
     e->run_rc = rc;
     e->run_over = 1;
     pthread_cond_broadcast(&e->cv);
     pthread_mutex_unlock(&e->lock);
     return NULL;
+}
+
+/* A start that failed leaves no controller behind: a second may be tried. */
+static void drop_pacer(struct cupace_engine *e)
+{
+    cupace_pacer_instance_destroy(e->pacer);
+    free(e->pacer);
+    e->pacer = NULL;
 }
 
 int cupace_engine_start(struct cupace_engine *e, struct cupace_error **err)
@@ -344,17 +366,21 @@ int cupace_engine_start(struct cupace_engine *e, struct cupace_error **err)
         opts.stages = e->stages;
         opts.stage_params = &e->stage_params;
     }
-    if (!(e->rt = cupace_rt_create(e->cfg, e->pacer, &opts, &ce)))
+    if (!(e->rt = cupace_rt_create(e->cfg, e->pacer, &opts, &ce))) {
+        drop_pacer(e);
         return fail_err(err, e->stages && e->stage_pc.has_bad ? &e->stage_pc.bad : &ce);
+    }
     snprintf(who, sizeof who, "stages '%s'", e->stages ? e->stages->name : "");
     if (e->stages && cupace_params_check(&e->stage_pc, who, &ce) < 0) {
         cupace_rt_destroy(e->rt);
         e->rt = NULL;
+        drop_pacer(e);
         return fail_err(err, &ce);
     }
     if ((pe = pthread_create(&e->thread, NULL, run_thread, e)) != 0) {
         cupace_rt_destroy(e->rt);
         e->rt = NULL;
+        drop_pacer(e);
         return fail_with(err, "cannot start the engine's thread: %s", strerror(pe));
     }
     e->state = API_RUNNING;
@@ -383,27 +409,26 @@ int cupace_engine_submit(struct cupace_engine *e, const struct cupace_job_spec *
     j->e = e;
     j->data = spec->data;
     j->done = spec->done;
-    bytes = spec->partition_bytes ? spec->partition_bytes : e->cfg->workload.partition_memory;
-    /* the table first: the job may end before cupace_rt_submit returns */
+    /* Every submission goes through here under e->lock, so the run numbers
+     * the job e->njobs: its place in the table is made first, and a failure
+     * there changes nothing. */
     pthread_mutex_lock(&e->lock);
+    if (e->njobs == e->capjobs) {
+        size_t cap = e->capjobs;
+        struct api_job **more = cupace_grow(e->jobs, &cap, sizeof *more, 64);
+        if (!more) {
+            pthread_mutex_unlock(&e->lock);
+            free(j);
+            return fail_with(err, "out of memory");
+        }
+        e->jobs = more;
+        e->capjobs = cap;
+    }
+    bytes = spec->partition_bytes ? spec->partition_bytes : e->cfg->workload.partition_memory;
     id = cupace_rt_submit(e->rt, spec->partitions, bytes, spec->release_at_kernel, spec->data, j,
                           &ce);
-    if (id >= 0) {
-        if ((size_t)id >= e->capjobs) {
-            struct api_job **more = e->jobs;
-            size_t cap = e->capjobs;
-            while ((size_t)id >= cap && (more = cupace_grow(e->jobs, &cap, sizeof *more, 64)))
-                e->jobs = more;
-            if ((size_t)id >= cap) {
-                pthread_mutex_unlock(&e->lock);
-                return fail_with(err, "out of memory for job %lld's record (it runs)", (long long)id);
-            }
-            e->capjobs = cap;
-        }
-        e->jobs[id] = j;
-        if ((size_t)id >= e->njobs)
-            e->njobs = (size_t)id + 1;
-    }
+    if (id >= 0)
+        e->jobs[e->njobs++] = j;
     pthread_mutex_unlock(&e->lock);
     if (id < 0) {
         free(j);
@@ -469,7 +494,7 @@ uint64_t cupace_engine_credit(struct cupace_engine *e, uint64_t horizon_ns, int 
     return e->state == API_RUNNING ? cupace_rt_credit(e->rt, horizon_ns, idle) : 0;
 }
 
-int cupace_engine_reload(struct cupace_engine *e, struct cupace_error **err)
+static int reload_locked(struct cupace_engine *e, struct cupace_err *ce_out)
 {
     struct cupace_pacer_instance *inst, **ri;
     struct cupace_config *cfg, **rc_;
@@ -477,13 +502,13 @@ int cupace_engine_reload(struct cupace_engine *e, struct cupace_error **err)
     struct cupace_err ce;
     int rc;
 
-    if (e->state != API_RUNNING)
-        return fail_with(err, "cupace_engine_reload: the engine is not running");
-    if (!(cfg = load(e, NULL, &ce)))
-        return fail_err(err, &ce);
+    if (!(cfg = load(e, NULL, &ce))) {
+        *ce_out = ce;
+        return -1;
+    }
     if (!(inst = calloc(1, sizeof *inst))) {
         cupace_config_free(cfg);
-        return fail_with(err, "out of memory");
+        return cupace_err_set(ce_out, "out of memory");
     }
     cupace_pacer_path_init(&path, cfg);
     rc = cupace_pacer_instance_create(inst, cfg, &path, cfg->pacer_name, &ce);
@@ -499,7 +524,9 @@ int cupace_engine_reload(struct cupace_engine *e, struct cupace_error **err)
             cupace_pacer_instance_destroy(inst);
         free(inst);
         cupace_config_free(cfg);
-        return rc < 0 ? fail_err(err, &ce) : fail_with(err, "out of memory");
+        if (rc < 0)
+            *ce_out = ce;
+        return rc < 0 ? -1 : cupace_err_set(ce_out, "out of memory");
     }
     cupace_rt_set_pacer(e->rt, inst);
     /* the old instance is no longer called; the run still points into the
@@ -509,6 +536,20 @@ int cupace_engine_reload(struct cupace_engine *e, struct cupace_error **err)
     e->pacer = inst;
     e->cfg = cfg;
     return 0;
+}
+
+int cupace_engine_reload(struct cupace_engine *e, struct cupace_error **err)
+{
+    struct cupace_err ce;
+    int rc;
+
+    if (e->state != API_RUNNING)
+        return fail_with(err, "cupace_engine_reload: the engine is not running");
+    /* under e->lock: submit reads the config, and two reloads must not mix */
+    pthread_mutex_lock(&e->lock);
+    rc = reload_locked(e, &ce);
+    pthread_mutex_unlock(&e->lock);
+    return rc < 0 ? fail_err(err, &ce) : 0;
 }
 
 void cupace_engine_stop(struct cupace_engine *e, enum cupace_stop_how how)

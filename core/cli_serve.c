@@ -43,6 +43,7 @@ struct node {
     struct cupace_engine *engine;
     struct cupace_serve *serve;
     uint64_t horizon_ns;            /* what a credit covers: one claim round, [queue] poll */
+    int loop_failed;                /* the queue's loop could not go on (set before SIGUSR2) */
 };
 
 /* What the engine runs for one claimed job: the payload, NUL-terminated,
@@ -180,9 +181,9 @@ static void *loop_thread(void *arg)
 
     if (cupace_serve_run(n->serve, &err) < 0) {
         fprintf(stderr, "cupace serve: %s\n", err.msg);
-        kill(getpid(), SIGTERM);    /* the main thread then stops the rest */
+        n->loop_failed = 1;         /* read by the main thread after the join */
     }
-    kill(getpid(), SIGUSR2);        /* the loop is over */
+    kill(getpid(), SIGUSR2);        /* the loop is over: the main thread stops the rest */
     return NULL;
 }
 
@@ -202,7 +203,8 @@ int cupace_cli_serve(struct cupace_cli *cli)
     struct cupace_config *cfg;
     struct cupace_err err;
     struct timespec tick;
-    uint64_t wd;
+    uint64_t wd, tick_ns;
+    int engine_gone = 0;
     pthread_t loop;
     sigset_t set;
     int signals = 0, rc = CUPACE_EXIT_OK, sig;
@@ -251,6 +253,7 @@ int cupace_cli_serve(struct cupace_cli *cli)
     }
     if (!n.serve || pthread_create(&loop, NULL, loop_thread, &n) != 0) {
         fprintf(stderr, "cupace serve: %s\n", n.serve ? "cannot start the queue's thread" : err.msg);
+        cupace_metrics_http_stop(http);
         cupace_engine_stop(n.engine, CUPACE_STOP_CANCEL);
         cupace_engine_join(n.engine, NULL);
         cupace_engine_free(n.engine);
@@ -266,22 +269,34 @@ int cupace_cli_serve(struct cupace_cli *cli)
     }
     notify_systemd("READY=1");
 
+    /* a tick: the watchdog's ping (half its period), and a look at the
+     * engine, whose run may end on its own (a stall, the stage watchdog) */
     wd = watchdog_ns() / 2;
+    tick_ns = wd && wd < 1000000000u ? wd : 1000000000u;
+    tick.tv_sec = (time_t)(tick_ns / 1000000000u);
+    tick.tv_nsec = (long)(tick_ns % 1000000000u);
     for (;;) {
-        if (wd) {
-            tick.tv_sec = (time_t)(wd / 1000000000u);
-            tick.tv_nsec = (long)(wd % 1000000000u);
-            sig = sigtimedwait(&set, NULL, &tick);
-            if (sig < 0) {
-                if (errno == EAGAIN)
-                    notify_systemd("WATCHDOG=1");
+        sig = sigtimedwait(&set, NULL, &tick);
+        if (sig < 0) {
+            struct cupace_metrics m = { .size = sizeof m };
+            if (errno != EAGAIN)
                 continue;
+            cupace_engine_metrics(n.engine, &m);
+            if (m.running) {
+                if (wd)
+                    notify_systemd("WATCHDOG=1");   /* only while both parts live */
+            } else if (!engine_gone) {
+                engine_gone = 1;
+                fprintf(stderr, "cupace serve: the engine's run ended: giving back what is "
+                        "held\n");
+                notify_systemd("STOPPING=1");
+                cupace_serve_stop(n.serve, CUPACE_SERVE_CANCEL);
+                rc = CUPACE_EXIT_FAILED;
             }
-        } else if (sigwait(&set, &sig) != 0) {
             continue;
         }
         if (sig == SIGUSR2)
-            break;                  /* the loop returned: drained or cancelled */
+            break;                  /* the loop returned: drained, cancelled or failed */
         if (sig == SIGHUP) {
             if (cupace_engine_reload(n.engine, &eerr) < 0)
                 fprintf(stderr, "cupace serve: SIGHUP: %s: the controller is left as it was\n",
@@ -300,12 +315,17 @@ int cupace_cli_serve(struct cupace_cli *cli)
         } else {
             if (!cli->quiet)
                 fprintf(stderr, "cupace serve: %s again: giving back what is held\n", strsignal(sig));
+            /* the engine is cancelled once the loop has given back what it
+             * holds: cancelled now, its jobs' failures would reach the
+             * queue first and spend their attempts */
             cupace_serve_stop(n.serve, CUPACE_SERVE_CANCEL);
-            cupace_engine_stop(n.engine, CUPACE_STOP_CANCEL);
-            rc = CUPACE_EXIT_INTERRUPTED;
+            if (rc == CUPACE_EXIT_OK)
+                rc = CUPACE_EXIT_INTERRUPTED;
         }
     }
     pthread_join(loop, NULL);
+    if (n.loop_failed)
+        rc = CUPACE_EXIT_FAILED;
     cupace_engine_stop(n.engine, rc == CUPACE_EXIT_OK ? CUPACE_STOP_DRAIN : CUPACE_STOP_CANCEL);
     if (cupace_engine_join(n.engine, &eerr) < 0) {
         fprintf(stderr, "cupace serve: %s\n", cupace_error_message(eerr));

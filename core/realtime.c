@@ -171,9 +171,9 @@ struct cupace_rt {
     char **job_reason;                  /* per job: its first failure, or NULL */
     size_t cap_jobs;                    /* of job_data and job_reason */
     uint32_t cap_parts;                 /* of synth_q, synth_finished, lateness and bufs */
-    uint32_t *ended;                    /* jobs ended and not yet reported */
-    struct cupace_rt_job_end *outbox;   /* what the dispatcher reports, lock let go */
-    size_t nended, capended;
+    uint32_t *ended;                    /* jobs ended, [ended_head, nended) not yet reported;
+                                           room for every job, grown by submit */
+    size_t ended_head, nended, capended;
     int accepting;                      /* past set-up: submissions are taken */
     int closed;                         /* cupace_rt_close: no more */
     int over;                           /* the dispatcher left its loop */
@@ -431,21 +431,9 @@ static void on_job_end(void *ctx, uint32_t job)
 {
     struct cupace_rt *rt = ctx;
 
-    if (rt->nended == rt->capended) {
-        size_t cap = rt->capended;
-        uint32_t *more = cupace_grow(rt->ended, &cap, sizeof *more, 64);
-        struct cupace_rt_job_end *box;
-        if (!more) {
-            rt->oom = 1;
-            return;
-        }
-        rt->ended = more;
-        if (!(box = realloc(rt->outbox, cap * sizeof *box))) {
-            rt->oom = 1;
-            return;
-        }
-        rt->outbox = box;
-        rt->capended = cap;
+    if (rt->nended == rt->capended) {   /* cannot be: submit made room for every job */
+        rt->oom = 1;
+        return;
     }
     rt->ended[rt->nended++] = job;
     if (rt->dispatcher_waiting) {
@@ -477,28 +465,49 @@ static struct cupace_rt_job_end job_end(const struct cupace_rt *rt, uint32_t j, 
  * the lock held before and after.  Only the run's thread calls it. */
 static void report_ended(struct cupace_rt *rt)
 {
-    while (rt->nended) {
-        size_t n = rt->nended;
+    /* a batch at a time in a box of this thread's own: while the lock is let
+     * go, other threads append to `ended`, and nothing they touch is read */
+    struct cupace_rt_job_end box[64];
+
+    while (rt->ended_head < rt->nended) {
+        size_t n = rt->nended - rt->ended_head;
         uint64_t now = rt_now(rt);
 
+        if (n > sizeof box / sizeof *box)
+            n = sizeof box / sizeof *box;
         for (size_t i = 0; i < n; i++)
-            rt->outbox[i] = job_end(rt, rt->ended[i], now);
-        rt->nended = 0;
+            box[i] = job_end(rt, rt->ended[rt->ended_head + i], now);
+        rt->ended_head += n;
+        if (rt->ended_head == rt->nended)
+            rt->ended_head = rt->nended = 0;
         if (!rt->opts.job_done)
             continue;
         pthread_mutex_unlock(&rt->lock);
         for (size_t i = 0; i < n; i++)
-            rt->opts.job_done(rt->opts.job_done_ctx, &rt->outbox[i]);
+            rt->opts.job_done(rt->opts.job_done_ctx, &box[i]);
         pthread_mutex_lock(&rt->lock);
     }
 }
 
-/* At the run's end: every job not ended is reported, failed. */
+static int in_an_op(const struct cupace_rt *rt, uint32_t job)
+{
+    for (size_t i = 0; i < rt->nsynth_started + rt->ngpu_started; i++) {
+        const struct rt_worker *w = i < rt->nsynth_started ? &rt->synth_workers[i]
+                                                           : &rt->gpu_workers[i - rt->nsynth_started];
+        if (w->op && rt->pl.parts[w->op_part].job == job)
+            return 1;
+    }
+    return 0;
+}
+
+/* At the run's end: every job not ended is reported, failed; but not one
+ * the watchdog left in an op, whose data that op may still be using: it is
+ * never reported. */
 static void report_unfinished(struct cupace_rt *rt)
 {
     for (uint32_t j = 0; j < rt->pl.njobs; j++) {
         struct cupace_rt_job_end e;
-        if (rt->pl.jobs[j].left == 0)
+        if (rt->pl.jobs[j].left == 0 || (rt->abandoned && in_an_op(rt, j)))
             continue;
         e = job_end(rt, j, rt_now(rt));
         if (rt->opts.job_done) {
@@ -957,7 +966,7 @@ static void dispatch_loop(struct cupace_rt *rt)
             progress(rt, now, 0);
             next_report = next_progress(rt, now);
         }
-        if (rt->nended) {
+        if (rt->ended_head < rt->nended) {
             report_ended(rt);
             continue;
         }
@@ -1183,7 +1192,9 @@ static int rt_init(struct cupace_rt *rt, const struct cupace_config *cfg, struct
         rt->job_data = calloc(rt->cap_jobs, sizeof *rt->job_data);
         rt->job_reason = calloc(rt->cap_jobs, sizeof *rt->job_reason);
         rt->job_tag = calloc(rt->cap_jobs, sizeof *rt->job_tag);
-        if (!rt->job_data || !rt->job_reason || !rt->job_tag)
+        rt->capended = rt->cap_jobs;
+        rt->ended = calloc(rt->capended, sizeof *rt->ended);
+        if (!rt->job_data || !rt->job_reason || !rt->job_tag || !rt->ended)
             return cupace_err_set(err, "%s: out of memory", cfg->path);
     }
     rt->synth_q = malloc(n * sizeof *rt->synth_q);
@@ -1252,7 +1263,6 @@ static void rt_free(struct cupace_rt *rt)
     free(rt->job_data);
     free(rt->job_tag);
     free(rt->ended);
-    free(rt->outbox);
     cupace_pipeline_free(&rt->pl);
     free(rt->cfg.workload.changes);
     free(rt->cfg.workload.trace_jobs);
@@ -1437,40 +1447,51 @@ int cupace_rt_run(struct cupace_rt *rt, struct cupace_result *res, struct cupace
     return rc;
 }
 
-/* Room in the engine's per-job and per-partition arrays for what the
- * pipeline now holds; with the lock. */
-static int rt_reserve(struct cupace_rt *rt)
+/* Room in the engine's per-job arrays for JOBS jobs and in its
+ * per-partition arrays for PARTS partitions, by doubling; with the lock,
+ * before the pipeline takes the job, so that a failure changes nothing.
+ * A capacity moves only once every array of its kind has it. */
+static int rt_reserve(struct cupace_rt *rt, size_t jobs, uint32_t parts)
 {
-    if (rt->pl.cap_jobs > rt->cap_jobs) {
-        size_t cap = rt->pl.cap_jobs, old = rt->cap_jobs;
-        void **d = realloc(rt->job_data, cap * sizeof *d), **t;
+    if (jobs > rt->cap_jobs || jobs > rt->capended) {
+        size_t old = rt->cap_jobs, cap = old ? old : 1;
+        void **d, **t;
         char **r;
-        if (!d)
+        uint32_t *e;
+        while (cap < jobs)
+            cap *= 2;
+        if (!(d = realloc(rt->job_data, cap * sizeof *d)))
             return -1;
         rt->job_data = d;
         if (!(t = realloc(rt->job_tag, cap * sizeof *t)))
             return -1;
         rt->job_tag = t;
-        memset(t + old, 0, (cap - old) * sizeof *t);
         if (!(r = realloc(rt->job_reason, cap * sizeof *r)))
             return -1;
         rt->job_reason = r;
+        if (!(e = realloc(rt->ended, cap * sizeof *e)))
+            return -1;
+        rt->ended = e;
         memset(d + old, 0, (cap - old) * sizeof *d);
+        memset(t + old, 0, (cap - old) * sizeof *t);
         memset(r + old, 0, (cap - old) * sizeof *r);
-        rt->cap_jobs = cap;
+        rt->cap_jobs = rt->capended = cap;
     }
-    if (rt->pl.cap_parts > rt->cap_parts) {
-        uint32_t cap = rt->pl.cap_parts, old = rt->cap_parts;
-        uint32_t *q = realloc(rt->synth_q, cap * sizeof *q);
+    if (parts > rt->cap_parts) {
+        uint64_t want = rt->cap_parts ? rt->cap_parts : 1;
+        uint32_t cap, old = rt->cap_parts;
+        uint32_t *q;
         uint8_t *f;
         double *l;
-        if (!q)
+        while (want < parts)
+            want *= 2;
+        cap = want > UINT32_MAX ? UINT32_MAX : (uint32_t)want;
+        if (!(q = realloc(rt->synth_q, cap * sizeof *q)))
             return -1;
         rt->synth_q = q;
         if (!(f = realloc(rt->synth_finished, cap)))
             return -1;
         rt->synth_finished = f;
-        memset(f + old, 0, cap - old);
         if (!(l = realloc(rt->lateness, cap * sizeof *l)))
             return -1;
         rt->lateness = l;
@@ -1478,9 +1499,10 @@ static int rt_reserve(struct cupace_rt *rt)
             void **b = realloc(rt->bufs, cap * sizeof *b);
             if (!b)
                 return -1;
-            memset(b + old, 0, (cap - old) * sizeof *b);
             rt->bufs = b;
+            memset(b + old, 0, (cap - old) * sizeof *b);
         }
+        memset(f + old, 0, cap - old);
         rt->cap_parts = cap;
     }
     return 0;
@@ -1503,14 +1525,13 @@ int64_t cupace_rt_submit(struct cupace_rt *rt, uint32_t partitions, uint64_t par
         cupace_err_set(err, "%llu bytes per partition: less than the %llu-byte buffer its "
                        "stages hold for each", (unsigned long long)part_mem,
                        (unsigned long long)rt->stages.info.buffer_bytes);
+    else if (partitions > 0 && partitions < UINT32_MAX - rt->pl.nparts &&
+             rt_reserve(rt, rt->pl.njobs + 1, rt->pl.nparts + partitions) < 0)
+        cupace_err_set(err, "out of memory for %u partitions more", partitions);
     else if ((j = cupace_pipeline_add_job(&rt->pl, rt_now(rt), partitions, part_mem, release,
                                           err)) >= 0) {
-        if (rt_reserve(rt) < 0)
-            rt->oom = 1;                /* the run ends, reporting it; the job is accounted */
-        else {
-            rt->job_data[j] = data;
-            rt->job_tag[j] = tag;
-        }
+        rt->job_data[j] = data;
+        rt->job_tag[j] = tag;
     }
     pthread_mutex_unlock(&rt->lock);
     return j;

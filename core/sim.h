@@ -59,7 +59,9 @@ struct cupace_run_opts {
     int open;
     /* open runs: called for every job once it has ended, in the order they
      * end, from the run's thread with no lock held (it may submit); NULL:
-     * none.  Jobs the run never started are reported at its end, failed. */
+     * none.  Jobs the run never started are reported at its end, failed;
+     * a job the watchdog left in a stage op is never reported (its data may
+     * still be in use). */
     void (*job_done)(void *ctx, const struct cupace_rt_job_end *end);
     void *job_done_ctx;
 };

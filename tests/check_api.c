@@ -241,6 +241,37 @@ START_TEST(cancel_while_busy_ends_every_job_once)
 }
 END_TEST
 
+/* Found in review: the outcomes being reported lived in a buffer that a
+ * job ending meanwhile could move.  Slow callbacks while jobs keep ending. */
+static void slow_done(void *data, const struct cupace_job_outcome *o)
+{
+    struct timespec ts = { 0, 200000 };
+
+    count_done(data, o);
+    nanosleep(&ts, NULL);
+}
+
+START_TEST(slow_callbacks_while_jobs_keep_ending)
+{
+    static const char *const fast[] = { "stages.apitest.op_time", "0", "engine.memory_budget",
+                                        "1TiB", "engine.synth_workers", "8", NULL };
+    struct cupace_engine *e;
+    struct cupace_error *err = NULL;
+
+    tally_reset();
+    e = engine(fast);
+    for (int i = 0; i < 3000; i++)
+        submit(e, 1, &dummy, slow_done);
+    cupace_engine_stop(e, CUPACE_STOP_DRAIN);
+    ck_assert_int_eq(cupace_engine_join(e, &err), 0);
+    ck_assert_uint_eq(tally.ok, 3000);
+    for (int i = 0; i < 256; i++)
+        ck_assert_uint_eq(tally.ended[i], 1);
+    cupace_error_free(err);
+    ck_assert_int_eq(cupace_engine_free(e), 0);
+}
+END_TEST
+
 /* ---- submitters on four threads --------------------------------------------------- */
 
 struct submitter {
@@ -479,6 +510,7 @@ int main(void)
     tcase_add_test(tc, drain_while_busy_runs_every_job);
     tcase_add_test(tc, cancel_while_busy_ends_every_job_once);
     tcase_add_test(tc, concurrent_submitters);
+    tcase_add_test(tc, slow_callbacks_while_jobs_keep_ending);
     tcase_add_test(tc, a_failing_op_fails_its_job_alone);
     tcase_add_test(tc, a_job_the_budget_cannot_hold_is_refused);
     tcase_add_test(tc, bad_settings_and_stages_are_refused);
