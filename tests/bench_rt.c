@@ -113,6 +113,18 @@ static int cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The zero-length workload of parts 1 and 4: 20000 jobs of 10 partitions,
+ * greedy, with THREADS synthesis threads. */
+static void zero_length(char *body, size_t len, int threads)
+{
+    snprintf(body, len,
+             "synth_workers = %d\nworkers_per_device = 2\nmemory_budget = 1TiB\n"
+             "[pacer.greedy]\nplugin = fixed\n"
+             "[workload]\njobs = 20000\npartitions_per_job = 10\nsynth_time = 0\n"
+             "gpu_prep = 0\ngpu_kernel = 0\ngpu_epilogue = 0\ngpu_exclusive = no\n"
+             "cpu_slots = %d\n", threads, threads);
+}
+
 /* The zero-length workload through the library: N jobs of 10 partitions
  * submitted from this thread, then a drain.  Partitions completed, or -1. */
 static long long through_library(int threads, unsigned njobs)
@@ -171,12 +183,7 @@ int main(int argc, char **argv)
     for (int threads = 4; threads <= 64; threads *= 16) {
         char body[512];
 
-        snprintf(body, sizeof body,
-                 "synth_workers = %d\nworkers_per_device = 2\nmemory_budget = 1TiB\n"
-                 "[pacer.greedy]\nplugin = fixed\n"
-                 "[workload]\njobs = 20000\npartitions_per_job = 10\nsynth_time = 0\n"
-                 "gpu_prep = 0\ngpu_kernel = 0\ngpu_epilogue = 0\ngpu_exclusive = no\n"
-                 "cpu_slots = %d\n", threads, threads);
+        zero_length(body, sizeof body, threads);
         for (int rep = 0; rep < 3; rep++) {
             t = bench_now();
             if (run(body, "greedy", &r) < 0)
@@ -231,12 +238,7 @@ int main(int argc, char **argv)
         char body[512];
         double best_rt = 0, best_lib = 0;
 
-        snprintf(body, sizeof body,
-                 "synth_workers = %d\nworkers_per_device = 2\nmemory_budget = 1TiB\n"
-                 "[pacer.greedy]\nplugin = fixed\n"
-                 "[workload]\njobs = 20000\npartitions_per_job = 10\nsynth_time = 0\n"
-                 "gpu_prep = 0\ngpu_kernel = 0\ngpu_epilogue = 0\ngpu_exclusive = no\n"
-                 "cpu_slots = %d\n", threads, threads);
+        zero_length(body, sizeof body, threads);
         for (int rep = 0; rep < 3; rep++) {
             long long done;
             double a, b;
