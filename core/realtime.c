@@ -1545,7 +1545,10 @@ uint64_t cupace_rt_credit(struct cupace_rt *rt, uint64_t horizon_ns, int *idle)
     pthread_mutex_lock(&rt->lock);
     pending = cupace_pipeline_pending(pl);
     in_flight = pl->dispatched - cupace_pipeline_finished(pl);
-    per = rt->cfg.workload.partition_memory ? rt->cfg.workload.partition_memory : 1;
+    /* at the size of the jobs coming: the last one taken, else the model's */
+    per = pl->njobs ? pl->jobs[pl->njobs - 1].part_mem : rt->cfg.workload.partition_memory;
+    if (per == 0)
+        per = 1;
     room = (pl->mem_budget - pl->mem_reserved) / per;
     if (pending == 0 && in_flight == 0)
         rate = UINT64_MAX;          /* idle: the controller's last answer is of another time */

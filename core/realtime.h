@@ -62,7 +62,8 @@ void cupace_rt_close(struct cupace_rt *rt);
  * next HORIZON_NS beyond those it holds undispatched (cupace serve's
  * claims): as many as the controller's last interval dispatches in that
  * time (none while it holds), at most what the free memory budget admits
- * at partition_memory each.  *idle: nothing undispatched is held. */
+ * at the size of the last job taken (partition_memory before the first).
+ * *idle: nothing undispatched is held. */
 uint64_t cupace_rt_credit(struct cupace_rt *rt, uint64_t horizon_ns, int *idle);
 /* From any thread: the controller is PACER from now on (the caller keeps
  * the old one until this returns, then may destroy it).  PACER gets one

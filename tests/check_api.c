@@ -376,6 +376,34 @@ START_TEST(a_blocked_op_is_caught_by_the_watchdog)
 }
 END_TEST
 
+/* The credit (what cupace serve claims by): the budget's room at the size
+ * of the jobs coming, none once stopping. */
+START_TEST(credit_follows_the_room_at_the_jobs_size)
+{
+    static const char *const slow[] = { "stages.apitest.op_time", "300ms", NULL };
+    struct cupace_engine *e = engine(slow);
+    struct cupace_job_spec big = { .size = sizeof big, .partitions = 1,
+                                   .partition_bytes = 8ULL << 20 };
+    struct cupace_metrics m = { .size = sizeof m };
+    struct cupace_error *err = NULL;
+    struct timespec ts = { 0, 5000000 };
+    int idle = 0;
+
+    ck_assert_uint_eq(cupace_engine_credit(e, 100000000, &idle), 64);   /* 64 MiB / 1 MiB */
+    ck_assert_int_eq(idle, 1);
+    ck_assert_int_eq(cupace_engine_submit(e, &big, NULL, &err), 0);
+    for (int i = 0; i < 400 && (cupace_engine_metrics(e, &m), m.signals.dispatched == 0); i++)
+        nanosleep(&ts, NULL);
+    ck_assert_uint_eq(m.signals.dispatched, 1);
+    ck_assert_uint_eq(cupace_engine_credit(e, 100000000, &idle), 7);    /* 56 MiB / 8 MiB */
+    cupace_engine_stop(e, CUPACE_STOP_DRAIN);
+    ck_assert_uint_eq(cupace_engine_credit(e, 100000000, &idle), 0);
+    ck_assert_int_eq(cupace_engine_join(e, &err), 0);
+    cupace_error_free(err);
+    ck_assert_int_eq(cupace_engine_free(e), 0);
+}
+END_TEST
+
 /* ---- refusals ----------------------------------------------------------------------- */
 
 START_TEST(bad_settings_and_stages_are_refused)
@@ -513,6 +541,7 @@ int main(void)
     tcase_add_test(tc, slow_callbacks_while_jobs_keep_ending);
     tcase_add_test(tc, a_failing_op_fails_its_job_alone);
     tcase_add_test(tc, a_job_the_budget_cannot_hold_is_refused);
+    tcase_add_test(tc, credit_follows_the_room_at_the_jobs_size);
     tcase_add_test(tc, bad_settings_and_stages_are_refused);
     tcase_add_test(tc, a_blocked_op_is_caught_by_the_watchdog);     /* last: it leaves a thread */
     suite_add_tcase(s, tc);

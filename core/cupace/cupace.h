@@ -171,7 +171,8 @@ int cupace_engine_metrics(struct cupace_engine *e, struct cupace_metrics *out);
 /* How many partitions the engine could take in the next HORIZON_NS beyond
  * those it holds not yet dispatched: what the controller's last interval
  * dispatches in that time (none while it holds), at most what the free
- * memory budget admits at [workload] partition_memory each.  *idle (may be
+ * memory budget admits at the partition size of the last job submitted
+ * ([workload] partition_memory before the first).  *idle (may be
  * NULL) is set when nothing undispatched is held.  What `cupace serve`
  * claims from its queue by; any thread. */
 uint64_t cupace_engine_credit(struct cupace_engine *e, uint64_t horizon_ns, int *idle);
