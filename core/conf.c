@@ -22,6 +22,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -155,14 +156,29 @@ static const char *stages_name_of(const char *section)
     return strncmp(section, "stages.", 7) == 0 ? section + 7 : NULL;
 }
 
+/*
+ * Out of memory while loading: the allocation jumps back to
+ * cupace_config_load, which frees what the config holds so far and returns
+ * the error.  The engine is a library: it neither prints nor aborts its
+ * host.  Per thread, since configs load on any (ab --jobs, libcupace).
+ * Every partly made thing the config points to is valid when a jump can
+ * come (a count grows only after its entry is whole).
+ */
+static _Thread_local jmp_buf *oom_jump;
+
+static void out_of_memory(void)
+{
+    if (oom_jump)
+        longjmp(*oom_jump, 1);
+    abort();                            /* not reached: every allocation here is in a load */
+}
+
 static char *xstrdup(const char *s)
 {
     char *d = strdup(s ? s : "");
 
-    if (!d) {
-        fputs("cupace: out of memory\n", stderr);
-        abort();
-    }
+    if (!d)
+        out_of_memory();
     return d;
 }
 
@@ -170,10 +186,8 @@ static void *xrealloc(void *p, size_t n)
 {
     void *q = realloc(p, n ? n : 1);
 
-    if (!q) {
-        fputs("cupace: out of memory\n", stderr);
-        abort();
-    }
+    if (!q)
+        out_of_memory();
     return q;
 }
 
@@ -437,10 +451,12 @@ static int parse_ab_pacers(struct loader *ld, char *v, const char **why)
             return -1;
     for (size_t i = 0; i < cfg->nab; i++)
         free(cfg->ab[i]);
+    cfg->nab = 0;
     cfg->ab = xrealloc(cfg->ab, n * sizeof *cfg->ab);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         cfg->ab[i] = xstrdup(items[i]);
-    cfg->nab = n;
+        cfg->nab = i + 1;
+    }
     return 0;
 }
 
@@ -1294,13 +1310,21 @@ static char *dir_of(const char *path)
 struct cupace_config *cupace_config_load(const char *file, const char *const *sets, size_t nsets,
                                          struct cupace_err *err)
 {
-    struct cupace_config *cfg = calloc(1, sizeof *cfg);
+    struct cupace_config *volatile cfg = calloc(1, sizeof *cfg);   /* read after a longjmp */
+    jmp_buf *outer = oom_jump, here;
     struct loader ld;
 
     if (!cfg) {
         cupace_err_set(err, "out of memory");
         return NULL;
     }
+    if (setjmp(here)) {
+        oom_jump = outer;
+        cupace_err_set(err, "%s: out of memory", file ? file : "(settings in code)");
+        cupace_config_free(cfg);        /* cfg was set before setjmp: not clobbered */
+        return NULL;
+    }
+    oom_jump = &here;
     memset(&ld, 0, sizeof ld);
     ld.cfg = cfg;
     ld.err = err;
@@ -1316,8 +1340,10 @@ struct cupace_config *cupace_config_load(const char *file, const char *const *se
             goto fail;
     if (validate(&ld) < 0)
         goto fail;
+    oom_jump = outer;
     return cfg;
 fail:
+    oom_jump = outer;
     cupace_config_free(cfg);
     return NULL;
 }
