@@ -21,6 +21,8 @@ struct model {
     uint64_t dispatched, synth_failed, gpu_failed, aborted, completed, cancelled_waiting;
     uint64_t now;
     unsigned seed;
+    int open;                       /* jobs come by add_job (libcupace's open runs) */
+    unsigned jobs_left;             /* open: jobs still to add */
 };
 
 static unsigned rnd(struct model *m, unsigned n)
@@ -54,6 +56,20 @@ static int step(struct model *m)
     m->now += rnd(m, 3) * 1000;
     switch (rnd(m, 8)) {
     case 0:
+        if (m->open) {              /* a job of its own size; the arrays grow under it */
+            static const uint64_t sizes[] = { 256ULL << 20, 512ULL << 20, 1ULL << 30 };
+            uint64_t bytes = sizes[rnd(m, 3)];
+            struct cupace_err err;
+            int64_t j;
+            if (m->jobs_left == 0)
+                return 0;
+            j = cupace_pipeline_add_job(pl, m->now, 1 + rnd(m, 12), bytes,
+                                        rnd(m, 2) ? bytes / 2 : 0, &err);
+            ck_assert_msg(j == (int64_t)pl->njobs - 1, "%s", err.msg);
+            m->jobs_left--;
+            ck_assert(m->device = realloc(m->device, pl->cap_parts * sizeof *m->device));
+            return 1;
+        }
         if (cupace_pipeline_next_arrival(pl) == UINT64_MAX)
             return 0;
         if (m->now < cupace_pipeline_next_arrival(pl))
@@ -63,7 +79,8 @@ static int step(struct model *m)
     case 1:
         if (!cupace_pipeline_can_dispatch(pl))
             return 0;
-        ck_assert_uint_le(pl->mem_reserved + pl->part_mem, pl->mem_budget);
+        ck_assert_uint_le(pl->mem_reserved + pl->jobs[pl->parts[pl->next_dispatch].job].part_mem,
+                          pl->mem_budget);
         cupace_pipeline_dispatch(pl, m->now);
         m->dispatched++;
         return 1;
@@ -132,7 +149,7 @@ static void check_tally(const struct model *m)
         ck_assert_uint_eq(pl->device_holders[d], m->holders[d]);
 }
 
-static void random_program(unsigned seed)
+static void random_program(unsigned seed, int open)
 {
     char ini[1024];
     struct cupace_err err;
@@ -153,11 +170,15 @@ static void random_program(unsigned seed)
     ck_assert_msg(cfg != NULL, "%s", err.msg);
     memset(&m, 0, sizeof m);
     m.seed = seed;
-    ck_assert_msg(cupace_pipeline_init(&m.pl, cfg, &err) == 0, "%s", err.msg);
-    m.device = calloc(m.pl.nparts ? m.pl.nparts : 1, sizeof *m.device);
+    m.open = open;
+    m.jobs_left = open ? 40 : 0;
+    ck_assert_msg((open ? cupace_pipeline_init_open(&m.pl, cfg, &err)
+                        : cupace_pipeline_init(&m.pl, cfg, &err)) == 0, "%s", err.msg);
+    m.device = calloc(m.pl.cap_parts, sizeof *m.device);
     m.holders = calloc(m.pl.ndevices, sizeof *m.holders);
     ck_assert(m.device && m.holders);
-    for (unsigned i = 0; i < 4000 && cupace_pipeline_finished(&m.pl) < m.pl.nparts; i++) {
+    for (unsigned i = 0; i < 6000 && (m.jobs_left || cupace_pipeline_finished(&m.pl) < m.pl.nparts);
+         i++) {
         if (step(&m))
             check_tally(&m);
     }
@@ -176,7 +197,40 @@ static void random_program(unsigned seed)
 START_TEST(random_transitions_keep_every_invariant)
 {
     for (unsigned seed = 1; seed <= 60; seed++)
-        random_program(seed * 7919u);
+        random_program(seed * 7919u, 0);
+}
+END_TEST
+
+/* The same with jobs added as they come, each of its own partition size
+ * and release: per-job memory, and arrays that grow (mremap) mid-run. */
+START_TEST(random_transitions_with_jobs_added_keep_every_invariant)
+{
+    for (unsigned seed = 1; seed <= 40; seed++)
+        random_program(seed * 104729u, 1);
+}
+END_TEST
+
+/* A job that could never be held, or is empty, is refused and changes
+ * nothing. */
+START_TEST(add_job_refuses_what_could_never_run)
+{
+    struct cupace_err err;
+    struct cupace_config *cfg = tu_config("[engine]\nmemory_budget = 2GiB\n[workload]\npartition_memory = 1GiB\n", &err);
+    struct cupace_pipeline pl;
+
+    ck_assert_msg(cfg != NULL, "%s", err.msg);
+    ck_assert(cupace_pipeline_init_open(&pl, cfg, &err) == 0);
+    ck_assert_int_eq(cupace_pipeline_add_job(&pl, 0, 1, 3ULL << 30, 0, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "memory budget"));
+    ck_assert_int_eq(cupace_pipeline_add_job(&pl, 0, 0, 1 << 20, 0, &err), -1);
+    ck_assert_int_eq(cupace_pipeline_add_job(&pl, 0, 1, 1 << 20, 2 << 20, &err), -1);
+    ck_assert_uint_eq(pl.njobs, 0);
+    ck_assert_int_eq(cupace_pipeline_add_job(&pl, 5, 3, 1 << 20, 0, &err), 0);
+    ck_assert_uint_eq(pl.nparts, 3);
+    ck_assert(cupace_pipeline_can_dispatch(&pl));
+    ck_assert(cupace_pipeline_sane_full(&pl));
+    cupace_pipeline_free(&pl);
+    cupace_config_free(cfg);
 }
 END_TEST
 
@@ -211,6 +265,8 @@ int main(void)
     TCase *tc = tcase_create("pipeline");
 
     tcase_add_test(tc, random_transitions_keep_every_invariant);
+    tcase_add_test(tc, random_transitions_with_jobs_added_keep_every_invariant);
+    tcase_add_test(tc, add_job_refuses_what_could_never_run);
     tcase_add_test(tc, memory_gate_waits_for_room);
     suite_add_tcase(s, tc);
     return tu_run(s);
