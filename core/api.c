@@ -6,7 +6,7 @@
  *
  * An engine is a configuration (a file and the settings made in code,
  * loaded again with each setting so that a bad one is refused where it is
- * made), a controller instance, optional stages given in code, and once
+ * made, keys that disagree with each other at start), a controller instance, optional stages given in code, and once
  * started an open real-time run (cupace_rt_submit) on the engine's thread.
  * Each submitted job carries a record of ours as its data: the run's job
  * callback finds the caller's callback and the place for the outcome there,
@@ -36,7 +36,6 @@ struct cupace_error {
 
 /* One submitted job: ours, pointed to by the run's job data. */
 struct api_job {
-    struct cupace_engine *e;
     void *data;
     void (*done)(void *data, const struct cupace_job_outcome *outcome);
     int ended;
@@ -63,8 +62,10 @@ struct cupace_engine {
     uint64_t progress_interval_ns;
 
     struct cupace_pacer_instance *pacer;        /* the controller now */
-    struct cupace_pacer_instance **retired;     /* those a reload replaced, and their configs: */
-    struct cupace_config **retired_cfgs;        /* the run may still read what they point to */
+    struct retired {                            /* what reloads replaced: the run may still */
+        struct cupace_pacer_instance *pacer;    /* read what the configs point to */
+        struct cupace_config *cfg;
+    } *retired;
     size_t nretired;
     struct cupace_params stage_params;
     struct cupace_params_ctx stage_pc;
@@ -317,21 +318,43 @@ static void *run_thread(void *arg)
     return NULL;
 }
 
+/* The controller of cfg's [pacer] name, on its search path; NULL with err. */
+static struct cupace_pacer_instance *new_pacer(struct cupace_config *cfg, struct cupace_err *err)
+{
+    struct cupace_pacer_instance *inst = calloc(1, sizeof *inst);
+
+    if (!inst) {
+        cupace_err_set(err, "out of memory");
+        return NULL;
+    }
+    if (cupace_pacer_instance_open(inst, cfg, cfg->pacer_name, err) < 0) {
+        free(inst);
+        return NULL;
+    }
+    return inst;
+}
+
+static void free_pacer(struct cupace_pacer_instance *inst)
+{
+    if (inst) {
+        cupace_pacer_instance_destroy(inst);
+        free(inst);
+    }
+}
+
 /* A start that failed leaves no controller behind: a second may be tried. */
 static void drop_pacer(struct cupace_engine *e)
 {
-    cupace_pacer_instance_destroy(e->pacer);
-    free(e->pacer);
+    free_pacer(e->pacer);
     e->pacer = NULL;
 }
 
 int cupace_engine_start(struct cupace_engine *e, struct cupace_error **err)
 {
     struct cupace_run_opts opts = { .open = 1, .job_done = on_job_done, .job_done_ctx = e };
-    struct cupace_pacer_path path;
     struct cupace_err ce;
     char who[256];
-    int rc, pe;
+    int pe;
 
     if (before_start(e, "cupace_engine_start", err) < 0)
         return -1;
@@ -343,16 +366,8 @@ int cupace_engine_start(struct cupace_engine *e, struct cupace_error **err)
         e->cfg = cfg;
         e->cfg_stale = 0;
     }
-    if (!(e->pacer = calloc(1, sizeof *e->pacer)))
-        return fail_with(err, "out of memory");
-    cupace_pacer_path_init(&path, e->cfg);
-    rc = cupace_pacer_instance_create(e->pacer, e->cfg, &path, e->cfg->pacer_name, &ce);
-    cupace_pacer_path_free(&path);
-    if (rc < 0) {
-        free(e->pacer);
-        e->pacer = NULL;
+    if (!(e->pacer = new_pacer(e->cfg, &ce)))
         return fail_err(err, &ce);
-    }
     if (e->progress) {
         opts.progress = on_progress;
         opts.progress_ctx = e;
@@ -406,7 +421,6 @@ int cupace_engine_submit(struct cupace_engine *e, const struct cupace_job_spec *
                          "sizeof(struct cupace_job_spec)", spec ? spec->size : 0);
     if (!(j = calloc(1, sizeof *j)))
         return fail_with(err, "out of memory");
-    j->e = e;
     j->data = spec->data;
     j->done = spec->done;
     /* Every submission goes through here under e->lock, so the run numbers
@@ -494,45 +508,25 @@ uint64_t cupace_engine_credit(struct cupace_engine *e, uint64_t horizon_ns, int 
     return e->state == API_RUNNING ? cupace_rt_credit(e->rt, horizon_ns, idle) : 0;
 }
 
-static int reload_locked(struct cupace_engine *e, struct cupace_err *ce_out)
+static int reload_locked(struct cupace_engine *e, struct cupace_err *err)
 {
-    struct cupace_pacer_instance *inst, **ri;
-    struct cupace_config *cfg, **rc_;
-    struct cupace_pacer_path path;
-    struct cupace_err ce;
-    int rc;
+    struct cupace_pacer_instance *inst = NULL;
+    struct cupace_config *cfg;
+    struct retired *more = NULL;
 
-    if (!(cfg = load(e, NULL, &ce))) {
-        *ce_out = ce;
+    if (!(cfg = load(e, NULL, err)) || !(inst = new_pacer(cfg, err)) ||
+        !(more = realloc(e->retired, (e->nretired + 1) * sizeof *more))) {
+        if (inst && !more)
+            cupace_err_set(err, "out of memory");
+        free_pacer(inst);
+        cupace_config_free(cfg);
         return -1;
     }
-    if (!(inst = calloc(1, sizeof *inst))) {
-        cupace_config_free(cfg);
-        return cupace_err_set(ce_out, "out of memory");
-    }
-    cupace_pacer_path_init(&path, cfg);
-    rc = cupace_pacer_instance_create(inst, cfg, &path, cfg->pacer_name, &ce);
-    cupace_pacer_path_free(&path);
-    ri = rc == 0 ? realloc(e->retired, (e->nretired + 1) * sizeof *ri) : NULL;
-    if (ri)
-        e->retired = ri;
-    rc_ = ri ? realloc(e->retired_cfgs, (e->nretired + 1) * sizeof *rc_) : NULL;
-    if (rc_)
-        e->retired_cfgs = rc_;
-    if (!rc_) {
-        if (rc == 0)
-            cupace_pacer_instance_destroy(inst);
-        free(inst);
-        cupace_config_free(cfg);
-        if (rc < 0)
-            *ce_out = ce;
-        return rc < 0 ? -1 : cupace_err_set(ce_out, "out of memory");
-    }
+    e->retired = more;
     cupace_rt_set_pacer(e->rt, inst);
     /* the old instance is no longer called; the run still points into the
      * old config (its path, its sections), so both are kept until free */
-    e->retired[e->nretired] = e->pacer;
-    e->retired_cfgs[e->nretired++] = e->cfg;
+    e->retired[e->nretired++] = (struct retired){ .pacer = e->pacer, .cfg = e->cfg };
     e->pacer = inst;
     e->cfg = cfg;
     return 0;
@@ -583,17 +577,12 @@ int cupace_engine_free(struct cupace_engine *e)
     if (e->state == API_RUNNING)
         return -1;                  /* threads of ours still run: join first */
     cupace_rt_destroy(e->rt);
-    if (e->pacer) {
-        cupace_pacer_instance_destroy(e->pacer);
-        free(e->pacer);
-    }
+    free_pacer(e->pacer);
     for (size_t i = 0; i < e->nretired; i++) {
-        cupace_pacer_instance_destroy(e->retired[i]);
-        free(e->retired[i]);
-        cupace_config_free(e->retired_cfgs[i]);
+        free_pacer(e->retired[i].pacer);
+        cupace_config_free(e->retired[i].cfg);
     }
     free(e->retired);
-    free(e->retired_cfgs);
     cupace_result_free(&e->res);
     for (size_t i = 0; i < e->njobs; i++)
         if (e->jobs[i]) {

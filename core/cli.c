@@ -207,18 +207,13 @@ int cupace_cli_check_pacers(struct cupace_config *cfg, const char *const *labels
  * exactly what run would. */
 static int check_stage_plugin(struct cupace_config *cfg, struct cupace_err *err)
 {
-    struct cupace_pacer_path path;
     struct cupace_pacer_instance inst;
     struct cupace_run_opts opts = { 0 };
-    struct cupace_rt *rt = NULL;
-    int rc;
+    struct cupace_rt *rt;
 
     if (cfg->engine.mode != CUPACE_MODE_REALTIME || cfg->engine.backend != CUPACE_BACKEND_PLUGIN)
         return 0;
-    cupace_pacer_path_init(&path, cfg);
-    rc = cupace_pacer_instance_create(&inst, cfg, &path, cfg->pacer_name, err);
-    cupace_pacer_path_free(&path);
-    if (rc < 0)
+    if (cupace_pacer_instance_open(&inst, cfg, cfg->pacer_name, err) < 0)
         return -1;
     rt = cupace_rt_create(cfg, &inst, &opts, err);
     cupace_rt_destroy(rt);

@@ -98,14 +98,10 @@ static int write_seed_reports(const struct cupace_cli *cli, const struct cupace_
 static int run_one(struct cupace_config *cfg, const char *label, const struct cupace_run_opts *opts,
                    const struct cupace_cli *cli, struct cupace_result *res, struct cupace_err *err)
 {
-    struct cupace_pacer_path path;
     struct cupace_pacer_instance inst;
     int rc;
 
-    cupace_pacer_path_init(&path, cfg);
-    rc = cupace_pacer_instance_create(&inst, cfg, &path, label, err);
-    cupace_pacer_path_free(&path);
-    if (rc < 0)
+    if (cupace_pacer_instance_open(&inst, cfg, label, err) < 0)
         return -1;
     if (cfg->engine.mode == CUPACE_MODE_SIM)
         rc = cupace_simulate(cfg, &inst, opts, res, err);

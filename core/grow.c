@@ -8,6 +8,15 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+size_t cupace_grow_cap(size_t cap, size_t want, size_t max)
+{
+    if (cap == 0)
+        cap = 1;
+    while (cap < want)
+        cap = cap > max / 2 ? max : cap * 2;
+    return cap;
+}
+
 void *cupace_grow(void *items, size_t *cap, size_t elem, size_t first)
 {
     size_t n = *cap ? *cap : first / 2;

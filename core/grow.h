@@ -17,4 +17,9 @@
  * would overflow; then `items` and *cap are unchanged. */
 void *cupace_grow(void *items, size_t *cap, size_t elem, size_t first);
 
+/* For arrays that grow together to one capacity (a pipeline's per-job and
+ * per-partition arrays): CAP (1 when 0) doubled until it holds WANT, at
+ * most MAX; WANT itself when doubling would pass MAX.  WANT <= MAX. */
+size_t cupace_grow_cap(size_t cap, size_t want, size_t max);
+
 #endif

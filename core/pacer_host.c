@@ -463,6 +463,18 @@ fail:
     return -1;
 }
 
+int cupace_pacer_instance_open(struct cupace_pacer_instance *inst, struct cupace_config *cfg,
+                               const char *label, struct cupace_err *err)
+{
+    struct cupace_pacer_path path;
+    int rc;
+
+    cupace_pacer_path_init(&path, cfg);
+    rc = cupace_pacer_instance_create(inst, cfg, &path, label, err);
+    cupace_pacer_path_free(&path);
+    return rc;
+}
+
 void cupace_pacer_instance_destroy(struct cupace_pacer_instance *inst)
 {
     if (inst->inited && inst->ops->fini)

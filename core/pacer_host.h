@@ -61,6 +61,9 @@ int cupace_pacer_open(const char *file, void **dl, const struct cupace_pacer **o
 int cupace_pacer_instance_create(struct cupace_pacer_instance *inst, struct cupace_config *cfg,
                                  const struct cupace_pacer_path *path, const char *label,
                                  struct cupace_err *err);
+/* The same on the config's own search path (cupace_pacer_path_init). */
+int cupace_pacer_instance_open(struct cupace_pacer_instance *inst, struct cupace_config *cfg,
+                               const char *label, struct cupace_err *err);
 void cupace_pacer_instance_destroy(struct cupace_pacer_instance *inst);
 
 /* The params object over one section of the config (NULL: no keys), named

@@ -7,6 +7,7 @@
 #include "config.h"
 #include "pipeline.h"
 #include "checked.h"
+#include "grow.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -107,11 +108,9 @@ int cupace_pipeline_init_open(struct cupace_pipeline *pl, const struct cupace_co
 static int reserve(struct cupace_pipeline *pl, size_t jobs, uint32_t parts)
 {
     if (jobs > pl->cap_jobs) {
-        size_t cap = pl->cap_jobs;
+        size_t cap = cupace_grow_cap(pl->cap_jobs, jobs, UINT32_MAX);
         struct cupace_job *j;
         double *l;
-        while (cap < jobs)
-            cap *= 2;
         if (!(j = realloc(pl->jobs, cap * sizeof *j)))
             return -1;
         pl->jobs = j;
@@ -121,13 +120,9 @@ static int reserve(struct cupace_pipeline *pl, size_t jobs, uint32_t parts)
         pl->cap_jobs = cap;
     }
     if (parts > pl->cap_parts) {
-        uint64_t cap = pl->cap_parts;
+        size_t cap = cupace_grow_cap(pl->cap_parts, parts, UINT32_MAX);
         void *p;
         uint32_t *q;
-        while (cap < parts)
-            cap *= 2;
-        if (cap > UINT32_MAX)
-            cap = UINT32_MAX;
         if (!(q = realloc(pl->gpuq, cap * sizeof *q)))
             return -1;
         pl->gpuq = q;

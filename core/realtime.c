@@ -500,22 +500,17 @@ static int in_an_op(const struct cupace_rt *rt, uint32_t job)
     return 0;
 }
 
-/* At the run's end: every job not ended is reported, failed; but not one
- * the watchdog left in an op, whose data that op may still be using: it is
- * never reported. */
+/* At the run's end, once every thread is joined: every job not ended is
+ * reported, failed, as ended ones are; but not one the watchdog left in an
+ * op, whose data that op may still be using: it is never reported.
+ * `ended` has room for every job. */
 static void report_unfinished(struct cupace_rt *rt)
 {
-    for (uint32_t j = 0; j < rt->pl.njobs; j++) {
-        struct cupace_rt_job_end e;
-        if (rt->pl.jobs[j].left == 0 || (rt->abandoned && in_an_op(rt, j)))
-            continue;
-        e = job_end(rt, j, rt_now(rt));
-        if (rt->opts.job_done) {
-            pthread_mutex_unlock(&rt->lock);
-            rt->opts.job_done(rt->opts.job_done_ctx, &e);
-            pthread_mutex_lock(&rt->lock);
-        }
-    }
+    report_ended(rt);
+    for (uint32_t j = 0; j < rt->pl.njobs; j++)
+        if (rt->pl.jobs[j].left > 0 && !(rt->abandoned && in_an_op(rt, j)))
+            rt->ended[rt->nended++] = j;
+    report_ended(rt);
 }
 
 /* ---- synthesis --------------------------------------------------------- */
@@ -1422,7 +1417,6 @@ int cupace_rt_run(struct cupace_rt *rt, struct cupace_result *res, struct cupace
     join_threads(rt);
     if (rt->opts.open) {     /* also when abandoned: a thread left in an op holds no lock */
         pthread_mutex_lock(&rt->lock);
-        report_ended(rt);
         report_unfinished(rt);
         pthread_mutex_unlock(&rt->lock);
     }
@@ -1454,12 +1448,10 @@ int cupace_rt_run(struct cupace_rt *rt, struct cupace_result *res, struct cupace
 static int rt_reserve(struct cupace_rt *rt, size_t jobs, uint32_t parts)
 {
     if (jobs > rt->cap_jobs || jobs > rt->capended) {
-        size_t old = rt->cap_jobs, cap = old ? old : 1;
+        size_t old = rt->cap_jobs, cap = cupace_grow_cap(old, jobs, UINT32_MAX);
         void **d, **t;
         char **r;
         uint32_t *e;
-        while (cap < jobs)
-            cap *= 2;
         if (!(d = realloc(rt->job_data, cap * sizeof *d)))
             return -1;
         rt->job_data = d;
@@ -1478,14 +1470,11 @@ static int rt_reserve(struct cupace_rt *rt, size_t jobs, uint32_t parts)
         rt->cap_jobs = rt->capended = cap;
     }
     if (parts > rt->cap_parts) {
-        uint64_t want = rt->cap_parts ? rt->cap_parts : 1;
-        uint32_t cap, old = rt->cap_parts;
+        uint32_t cap = (uint32_t)cupace_grow_cap(rt->cap_parts, parts, UINT32_MAX);
+        uint32_t old = rt->cap_parts;
         uint32_t *q;
         uint8_t *f;
         double *l;
-        while (want < parts)
-            want *= 2;
-        cap = want > UINT32_MAX ? UINT32_MAX : (uint32_t)want;
         if (!(q = realloc(rt->synth_q, cap * sizeof *q)))
             return -1;
         rt->synth_q = q;

@@ -48,8 +48,9 @@ void cupace_rt_destroy(struct cupace_rt *rt);
 /* Open runs (opts->open), from any thread once cupace_rt_run has been
  * called: a job of PARTITIONS partitions of PART_MEM bytes each (RELEASE of
  * them given back at the kernel), with DATA for its stages' views and TAG
- * for its end (both in its struct cupace_rt_job_end).  Waits until the run is past its set-up.  Its index, or -1 with err
- * set: a job the budget could never hold, a run closed, stopped or ended. */
+ * for its end (both in its struct cupace_rt_job_end).  Waits until the run
+ * is past its set-up.  Its index, or -1 with err set: a job the budget
+ * could never hold, a run closed, stopped or ended, no memory. */
 int64_t cupace_rt_submit(struct cupace_rt *rt, uint32_t partitions, uint64_t part_mem,
                          uint64_t release, void *data, void *tag, struct cupace_err *err);
 /* From any thread once cupace_rt_run has been called: waits until the run

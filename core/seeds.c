@@ -28,7 +28,6 @@ struct seed_run {
 static void run_item(struct seed_run *sr, size_t i)
 {
     struct cupace_config cfg;
-    struct cupace_pacer_path path;
     struct cupace_pacer_instance inst;
     struct cupace_run_opts opts = { 0 };
     struct cupace_err err;
@@ -36,9 +35,7 @@ static void run_item(struct seed_run *sr, size_t i)
 
     pthread_mutex_lock(&sr->lock);
     cfg = *sr->cfg;                  /* a shallow copy: the simulator only reads it */
-    cupace_pacer_path_init(&path, sr->cfg);
-    rc = cupace_pacer_instance_create(&inst, sr->cfg, &path, sr->labels[i % sr->npacers], &err);
-    cupace_pacer_path_free(&path);
+    rc = cupace_pacer_instance_open(&inst, sr->cfg, sr->labels[i % sr->npacers], &err);
     pthread_mutex_unlock(&sr->lock);
     cfg.engine.seed = sr->cfg->engine.seed + i / sr->npacers;
     if (rc == 0) {

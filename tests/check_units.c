@@ -206,6 +206,11 @@ START_TEST(arrays_grow_by_doubling_and_refuse_overflow)
     ck_assert_uint_eq(cap, 8);
     ck_assert_int_eq(b[3], 7);                  /* kept what it held */
     a = b;
+    ck_assert_uint_eq(cupace_grow_cap(0, 1, 100), 1);
+    ck_assert_uint_eq(cupace_grow_cap(4, 5, 100), 8);
+    ck_assert_uint_eq(cupace_grow_cap(4, 33, 100), 64);
+    ck_assert_uint_eq(cupace_grow_cap(64, 65, 100), 100);     /* at most max */
+    ck_assert_uint_eq(cupace_grow_cap(8, 3, 100), 8);         /* room already */
     cap = SIZE_MAX / sizeof *a / 2 + 1;         /* doubling would overflow */
     ck_assert_ptr_null(cupace_grow(a, &cap, sizeof *a, 4));
     ck_assert_uint_eq(cap, SIZE_MAX / sizeof *a / 2 + 1);
