@@ -187,13 +187,6 @@ static void *loop_thread(void *arg)
     return NULL;
 }
 
-static int fail_engine(struct cupace_error *err)
-{
-    fprintf(stderr, "cupace serve: %s\n", cupace_error_message(err));
-    cupace_error_free(err);
-    return CUPACE_EXIT_USAGE;
-}
-
 int cupace_cli_serve(struct cupace_cli *cli)
 {
     struct node n = { 0 };
@@ -226,25 +219,19 @@ int cupace_cli_serve(struct cupace_cli *cli)
     sigaddset(&set, SIGUSR2);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
 
-    if (!(n.engine = cupace_engine_new(cli->args[0], &eerr))) {
-        cupace_config_free(cfg);
-        return fail_engine(eerr);
-    }
+    /* the engine: CONFIG and the same --set, through the library */
+    if (!(n.engine = cupace_engine_new(cli->args[0], &eerr)))
+        goto engine_refused;
     for (size_t i = 0; i < cli->nsets; i++) {
-        const char *eq = strchr(cli->sets[i], '=');
-        char key[256];
-        snprintf(key, sizeof key, "%.*s", (int)(eq - cli->sets[i]), cli->sets[i]);
-        if (cupace_engine_set(n.engine, key, eq + 1, &eerr) < 0) {
-            cupace_engine_free(n.engine);
-            cupace_config_free(cfg);
-            return fail_engine(eerr);
-        }
+        const char *eq = strchr(cli->sets[i], '=');     /* there: the config loaded with it */
+        char *key = strndup(cli->sets[i], (size_t)(eq - cli->sets[i]));
+        int set_rc = key ? cupace_engine_set(n.engine, key, eq + 1, &eerr) : -1;
+        free(key);
+        if (set_rc < 0)
+            goto engine_refused;
     }
-    if (cupace_engine_start(n.engine, &eerr) < 0) {
-        cupace_engine_free(n.engine);
-        cupace_config_free(cfg);
-        return fail_engine(eerr);
-    }
+    if (cupace_engine_start(n.engine, &eerr) < 0)
+        goto engine_refused;
     n.serve = cupace_serve_create(&cfg->queue, NULL, &eng, &err);
     if (n.serve && cfg->serve_metrics &&
         !(http = cupace_metrics_http_start(cfg->serve_metrics, render_metrics, &n, &err))) {
@@ -338,4 +325,11 @@ int cupace_cli_serve(struct cupace_cli *cli)
     cupace_error_free(eerr);
     cupace_config_free(cfg);
     return rc;
+
+engine_refused:
+    fprintf(stderr, "cupace serve: %s\n", cupace_error_message(eerr));
+    cupace_error_free(eerr);
+    cupace_engine_free(n.engine);
+    cupace_config_free(cfg);
+    return CUPACE_EXIT_USAGE;
 }

@@ -4,11 +4,5 @@
 # server (pg-harness.sh); says so and succeeds when PostgreSQL is absent.
 srcdir=${1:-.}
 . "$srcdir/pg-harness.sh"
-pg_start
-rc=$?
-if [ "$rc" -ne 0 ]; then
-  echo "bench_queue: no PostgreSQL server to measure on"
-  [ "$rc" -eq 77 ] && exit 0
-  exit "$rc"
-fi
+pg_start_bench bench_queue
 ./bench_queue

@@ -9,13 +9,7 @@ CUPACE_PACER_PATH=$2
 export CUPACE_PACER_PATH
 srcdir=${3:-.}
 . "$srcdir/pg-harness.sh"
-pg_start
-rc=$?
-if [ "$rc" -ne 0 ]; then
-  echo "bench_serve: no PostgreSQL server to measure on"
-  [ "$rc" -eq 77 ] && exit 0
-  exit "$rc"
-fi
+pg_start_bench bench_serve
 work=tmp-bench-serve-$$
 mkdir -p "$work"
 sql() { "$pg_bin/psql" "$CUPACE_TEST_PG" -qtAX -c "$1" 2>/dev/null; }

@@ -79,3 +79,15 @@ pg_stop() {
   fi
   pg_dir=
 }
+
+# pg_start_bench NAME: pg_start for a benchmark of `make bench`; without the
+# server programs it says so and ends the script successfully (nothing to
+# measure on is not a failure of the benchmark), on any other error it fails.
+pg_start_bench() {
+  pg_start
+  pg_rc=$?
+  [ "$pg_rc" -eq 0 ] && return 0
+  echo "$1: no PostgreSQL server to measure on"
+  [ "$pg_rc" -eq 77 ] && exit 0
+  exit "$pg_rc"
+}
