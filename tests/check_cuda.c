@@ -283,7 +283,12 @@ START_TEST(launch_failure_fails_the_partition)
 END_TEST
 
 /* A sticky error on one device retires its workers; the other device does
- * the rest, and the lost device is never called again. */
+ * the rest, and the lost device is not called again once the stages know
+ * it is lost.  Its other worker may be inside a phase when the device goes:
+ * that phase's next call fails (it is how that worker learns of the loss,
+ * and it marks the device lost itself before starting another phase), so
+ * at most workers_per_device - 1 calls land on the lost device, never
+ * more.  Which one of those a run sees depends on the threads' timing. */
 START_TEST(sticky_error_retires_one_device)
 {
     struct cupace_result r;
@@ -303,7 +308,7 @@ START_TEST(sticky_error_retires_one_device)
     ck_assert_uint_ge(r.failed, 1);
     ck_assert_uint_le(r.failed, 2);                 /* at most what its two workers held */
     ck_assert_uint_eq(r.completed + r.failed, JOBS * PARTS);
-    ck_assert_int_eq(dbl.calls_after_loss, 0);
+    ck_assert_int_le(dbl.calls_after_loss, 1);     /* workers_per_device - 1: see above */
     ck_assert_int_gt(dbl.launches_on[0], calib + (JOBS * PARTS) / 2);
 }
 END_TEST
