@@ -29,10 +29,14 @@
  *    B, which would hold the extra syntheses in place.  L is therefore the
  *    lowest per-epoch mean of the last few epochs (an epoch is about one
  *    synthesis), the lead an unstretched CPU gives, like BBR's min RTT.
- *  - CPU capacity: where the GPUs idle with nothing waiting while work is
- *    pending, the CPU may be the bottleneck; the CPU probe shared with
- *    proctime (pace_util.h) then caps the syntheses where more only slow
- *    each other down.
+ *  - The CPU's slots c (cpu_share.h): syntheses sharing too few CPUs all
+ *    slow down, so past c a dispatch adds memory and no throughput.  How
+ *    their times stretch with the number in synthesis says how many the CPU
+ *    runs at full speed; once that is known, no more than c are started,
+ *    and L is the mean synthesis time unstretched.  When the data only say
+ *    "at most" (n never fell below the limit) and the GPUs idle with nothing
+ *    waiting while work is pending, which is when the CPU is the bottleneck
+ *    and a synthesis more buys nothing, it lets n fall until they say more.
  *  - Safety stock: z standard deviations of the partitions that arrive
  *    during one lead.  Dispatches spaced 1/mu apart with lead times of
  *    spread sigma_S give that count a variance of mu sigma_S / sqrt(pi);
@@ -47,6 +51,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "cpu_share.h"
 #include "pace_util.h"
 
 #define EPOCHS 4                    /* the lead's min filter spans this many epochs */
@@ -73,8 +78,14 @@ struct lead_state {
     uint64_t ep_t0, ep_done0, ep_ns0;
     double ep_lead[EPOCHS];
     unsigned nep, ep_next;
+    struct cpu_share cpu;
+    /* the CPU probe (probe_holds) */
+    double starved;                 /* the share of about the last synthesis short of feed */
+    uint64_t last_now;
+    int was_short;
+    uint64_t drain_from;            /* n when the drain now began; 0: none */
+    uint64_t drain_end, drain_level;/* when the last ended, and at what n */
     /* what interval_ns last worked out, for describe */
-    struct pace_cpu_probe probe;
     double mu, lead_ns, safety, target, position;
     uint64_t last_interval;
 };
@@ -170,6 +181,13 @@ static void epoch(struct lead_state *st, const struct cupace_signals *s)
     st->ep_ns0 = s->synth_ns_total;
 }
 
+/* The GPUs idle with nothing waiting while work is pending: the pipeline
+ * is short of feed, and if n stays as it is the CPU is the bottleneck. */
+static int short_of_feed(const struct cupace_signals *s)
+{
+    return s->pending > 0 && s->waiting == 0 && s->gpu_busy_workers < s->num_gpu_workers;
+}
+
 static void lead_update(void *state, const struct cupace_signals *s)
 {
     struct lead_state *st = state;
@@ -181,9 +199,15 @@ static void lead_update(void *state, const struct cupace_signals *s)
     sample_gpu(st, s);
     sample_synthesis(st, s);
     epoch(st, s);
-    /* the GPUs idle with nothing waiting while work is pending */
-    pace_cpu_probe(&st->probe, s, st->target > 0, st->synth_ns,
-                   s->pending > 0 && s->waiting == 0 && s->gpu_busy_workers < s->num_gpu_workers);
+    cpu_share_update(&st->cpu, s);
+    /* short of feed over about one synthesis, not at an instant: a partition
+     * that just arrived makes the GPU queue non-empty for a moment */
+    if (st->have_gpu && st->have_synth && s->now_ns > st->last_now) {
+        double k = exp(-(double)(s->now_ns - st->last_now) / st->synth_ns);
+        st->starved = st->starved * k + (st->was_short ? 1 - k : 0);
+    }
+    st->last_now = s->now_ns;
+    st->was_short = short_of_feed(s);
     if (s->waiting == 0 && s->gpu_busy_workers < s->num_gpu_workers)
         st->app_limited = 1;
 }
@@ -197,27 +221,61 @@ static double gpu_rate(const struct lead_state *st, const struct cupace_signals 
     return st->overlap || !(d < w) ? w : d;
 }
 
+/* Whether the CPU probe holds dispatch now.  Where the GPUs have been
+ * short of feed for about a synthesis, the CPU may be the bottleneck, and
+ * if the data do not yet say how many slots it has, a synthesis more may
+ * buy nothing.  Letting n fall shows it: the syntheses that speed up as it
+ * falls (or do not) place the limit (cpu_share.h).  A batch sharing the
+ * CPU ends together, so what it says comes late, and a drain all the way
+ * would idle the CPU: one drain takes n to half at most, n then stays
+ * there for half a synthesis, so that some live all at that level, and
+ * only then may the next drain begin. */
+static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
+{
+    uint64_t half = (uint64_t)(st->synth_ns / 2);
+    int unsure = !st->cpu.over || st->cpu.slots > st->cpu.least + 1;
+
+    if (st->have_gpu && unsure && s->in_synthesis > st->cpu.least) {
+        if (!st->drain_from && st->starved > 0.5 &&
+            (!st->drain_end || s->now_ns >= st->drain_end + half))
+            st->drain_from = s->in_synthesis;
+        if (st->drain_from && 2 * s->in_synthesis > st->drain_from)
+            return 1;
+    }
+    if (st->drain_from) {
+        st->drain_level = s->in_synthesis;
+        st->drain_from = 0;
+        st->drain_end = s->now_ns;
+    }
+    return unsure && s->now_ns < st->drain_end + half && s->in_synthesis >= st->drain_level;
+}
+
 static uint64_t lead_interval(void *state, const struct cupace_signals *s)
 {
     struct lead_state *st = state;
-    double cv2, var;
+    double cv2, var, work = cpu_share_work_ns(&st->cpu);
 
     if (!st->have_gpu || !st->have_synth || !(st->proc_ns > 0))
-        return st->last_interval = 0;            /* nothing known yet: fill */
+        return st->last_interval = st->cpu.slots && s->in_synthesis >= st->cpu.slots
+                                       ? CUPACE_PACE_HOLD : 0;  /* nothing known yet: fill */
     st->mu = gpu_rate(st, s);
     st->lead_ns = st->synth_ns;
     for (unsigned i = 0; i < st->nep; i++)
         if (st->ep_lead[i] < st->lead_ns)
             st->lead_ns = st->ep_lead[i];
+    if (work > 0)
+        st->lead_ns = work;                      /* unstretched, the slots known */
     cv2 = st->dev_ns > 0 ? st->batch_var / (st->dev_ns * st->dev_ns) : 0;
     var = st->mu * sqrt(st->synth_var) * INV_SQRT_PI + st->mu * st->lead_ns * cv2;
     st->safety = st->z * sqrt(var);
     st->target = st->mu * st->lead_ns + st->safety;
     st->position = (double)(s->waiting + s->in_synthesis);
+    if (st->cpu.slots && s->in_synthesis >= st->cpu.slots)
+        return st->last_interval = CUPACE_PACE_HOLD;  /* the CPU is full */
+    if (probe_holds(st, s))
+        return st->last_interval = CUPACE_PACE_HOLD;
     if (!isfinite(st->target))
         return st->last_interval = 0;            /* zero-length work: no pacing to do */
-    if (pace_cpu_full(&st->probe, s))
-        return st->last_interval = CUPACE_PACE_HOLD; /* the CPU is full */
     if (st->position + 1 < st->target)
         return st->last_interval = 0;            /* a gap to fill: at once */
     if (st->position < st->target)
@@ -229,9 +287,10 @@ static int lead_describe(void *state, char *buf, size_t len)
 {
     struct lead_state *st = state;
 
-    return snprintf(buf, len, "rate_per_s=%.4g lead_s=%.4g cpu_cap=%.3g safety=%.3g "
+    return snprintf(buf, len, "rate_per_s=%.4g lead_s=%.4g slots=%u slots_known=%d safety=%.3g "
                     "target=%.3g position=%.3g overlap=%d interval_s=%.4g",
-                    st->mu * 1e9, st->lead_ns / 1e9, st->probe.cap, st->safety, st->target,
+                    st->mu * 1e9, st->lead_ns / 1e9, st->cpu.slots,
+                    st->cpu.over && st->cpu.under, st->safety, st->target,
                     st->position, st->overlap,
                     st->last_interval == CUPACE_PACE_HOLD ? -1.0 : (double)st->last_interval / 1e9);
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "pacer_host.h"
+#include "ps_model.h"
 #include "testutil.h"
 
 struct ctl {
@@ -644,6 +645,87 @@ START_TEST(lead_follows_a_2x_slowdown_within_5_completions)
 }
 END_TEST
 
+/* lead on the processor-sharing model: every synthesis that ends goes to
+ * the GPU at once (kernels 2.5 s, workers 5 s: 0.4/s); `fed`: the GPU queue
+ * holds one and both workers are busy, else both idle with nothing waiting. */
+struct lead_ps { struct ctl c; int fed; uint64_t last_done; };
+
+static void lead_ps_observe(void *ctx, struct cupace_signals *s)
+{
+    struct lead_ps *l = ctx;
+
+    s->pending = 1000;
+    s->waiting = l->fed ? 1 : 0;
+    s->gpu_busy_workers = l->fed ? 2 : 0;
+    s->gpu_done += s->synth_done - l->last_done;
+    s->gpu_ns_total = s->gpu_done * 5000000000ull;
+    s->gpu_device_ns_total = s->gpu_done * 2500000000ull;
+    l->last_done = s->synth_done;
+    update(&l->c, s);
+}
+
+static int lead_ps_may_start(void *ctx, const struct cupace_signals *s)
+{
+    struct lead_ps *l = ctx;
+
+    return interval(&l->c, s) == 0;
+}
+
+START_TEST(lead_caps_synthesis_at_the_cpus_slots)
+{
+    static const unsigned levels[] = { 8, 16, 10, 14, 9, 15 };
+    struct lead_ps l = { .fed = 1 };
+    struct ps_model m;
+
+    /* 12 CPUs; n varied around them (by the schedule, not by lead) */
+    ctl_open(&l.c, "lead", "");
+    ps_init(&m, 12, 30, 0.15, 5, lead_ps_observe, &l);
+    ps_schedule(&m, 3000, 45, levels, 6);
+    interval(&l.c, &m.sig);
+    ck_assert_int_eq((int)described(&l.c, "slots_known"), 1);
+    ck_assert_msg(described(&l.c, "slots") >= 12 && described(&l.c, "slots") <= 13, "slots %g",
+                  described(&l.c, "slots"));
+    /* the lead is the synthesis time unstretched: 0.4/s x 30 s + safety */
+    ck_assert_msg(fabs(described(&l.c, "lead_s") / 30 - 1) < 0.06, "lead %.2f s",
+                  described(&l.c, "lead_s"));
+    /* far below the target but at the slots: no more */
+    m.sig.waiting = 0;
+    m.sig.in_synthesis = (uint64_t)described(&l.c, "slots");
+    ck_assert_uint_eq(interval(&l.c, &m.sig), CUPACE_PACE_HOLD);
+    m.sig.in_synthesis = 8;
+    ck_assert_uint_eq(interval(&l.c, &m.sig), 0);
+    ctl_close(&l.c);
+}
+END_TEST
+
+START_TEST(lead_probes_a_cpu_bound_pipeline_down_to_its_slots)
+{
+    struct lead_ps l = { .fed = 0 };
+    struct ps_model m;
+    unsigned least_n = 18;
+
+    /* 6 CPUs under 18 in synthesis, the GPUs starved: lead, which dispatches
+     * here, first keeps 18 (nothing says the CPU is shared), then lets n
+     * fall until the syntheses that speed up say how many slots there are */
+    ctl_open(&l.c, "lead", "");
+    ps_init(&m, 6, 30, 0.15, 9, lead_ps_observe, &l);
+    m.may_start = lead_ps_may_start;
+    while (m.now < 1500) {
+        ps_run(&m, m.now + 10, 18);
+        if (m.now > 400 && m.n < least_n)
+            least_n = m.n;
+    }
+    interval(&l.c, &m.sig);
+    ck_assert_int_eq((int)described(&l.c, "slots_known"), 1);
+    ck_assert_msg(described(&l.c, "slots") >= 6 && described(&l.c, "slots") <= 7, "slots %g",
+                  described(&l.c, "slots"));
+    /* and once it knows, it keeps the CPU full */
+    ck_assert_msg(least_n >= 5, "n fell to %u after the probe, with 6 CPUs", least_n);
+    ck_assert_msg(m.n >= 5 && m.n <= 7, "n %u at the end", m.n);
+    ctl_close(&l.c);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("plugins");
@@ -670,6 +752,8 @@ int main(void)
     tcase_add_test(tc, lead_safety_stock_follows_jitter);
     tcase_add_test(tc, lead_fills_at_once_after_an_idle_gap);
     tcase_add_test(tc, lead_follows_a_2x_slowdown_within_5_completions);
+    tcase_add_test(tc, lead_caps_synthesis_at_the_cpus_slots);
+    tcase_add_test(tc, lead_probes_a_cpu_bound_pipeline_down_to_its_slots);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }

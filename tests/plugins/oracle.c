@@ -8,10 +8,15 @@
  * synthesis and adds memory).  `stock` caps what is synthesized and
  * waiting for a GPU on top; sweeping it finds the least memory at which
  * the GPUs are still kept as busy as greedy keeps them.
+ *
+ * `blind = 1` starts it as blind as any controller starts: until the first
+ * synthesis ends, no signal carries the CPU's slots, so until then it
+ * dispatches like greedy; the floor it gives is the one a controller that
+ * learns the slots could reach at best.
  */
 #include "cupace/pacer.h"
 
-struct oracle { uint64_t slots, stock; };
+struct oracle { uint64_t slots, stock, blind; };
 
 static int oracle_init(void *state, const struct cupace_params *p, char *err, size_t errlen)
 {
@@ -20,7 +25,8 @@ static int oracle_init(void *state, const struct cupace_params *p, char *err, si
     (void)err;
     (void)errlen;
     if (p->get_u64(p->ctx, "slots", 1, &o->slots) < 0 ||
-        p->get_u64(p->ctx, "stock", UINT64_MAX, &o->stock) < 0)
+        p->get_u64(p->ctx, "stock", UINT64_MAX, &o->stock) < 0 ||
+        p->get_u64(p->ctx, "blind", 0, &o->blind) < 0)
         return -1;
     return 0;
 }
@@ -35,6 +41,8 @@ static uint64_t oracle_interval(void *state, const struct cupace_signals *s)
 {
     const struct oracle *o = state;
 
+    if (o->blind && s->synth_done == 0)
+        return 0;
     return s->in_synthesis < o->slots && s->waiting < o->stock ? 0 : CUPACE_PACE_HOLD;
 }
 

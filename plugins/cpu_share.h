@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/*
+ * cpu_share.h -- how many syntheses the CPU runs at full speed, inferred
+ * from how their times stretch with the number in synthesis.
+ *
+ * No signal says how many CPUs synthesis has.  But syntheses share them:
+ * with c slots and n in synthesis each one advances at min(1, c / n) of its
+ * full speed (processor sharing), so a synthesis that lived through a
+ * history n(t) and took d seconds did the work
+ *
+ *     w(c) = integral over its life of min(1, c / n(t)) dt.
+ *
+ * The works of successive syntheses are independent draws of one law; only
+ * the true c makes them so.  So every candidate c from 1 to the most ever
+ * seen in synthesis is scored by the likelihood of the observed durations
+ * under it, with log w taken as normal (its mean and spread profiled out):
+ *
+ *     l(c) = E[log r_end(c)] - E[log w(c)] - log sd(log w(c))
+ *
+ * where r_end = min(1, c / n) when it ended is the Jacobian dw/dd.  The
+ * expectations are averages over the syntheses counted so far.
+ *
+ * A synthesis is counted only once every synthesis that started before it
+ * has ended.  The first of a batch to end are its short ones: counted as
+ * they end, a batch that started together looks less spread than it is
+ * until its long ones end, and the long ones are those that lived through
+ * its crowded start, which is the very pattern that stretching leaves.
+ *
+ * What the data can tell depends on how n varied.  While n stayed above c
+ * all the time, every c up to the least n seen explains the data exactly as
+ * well (their works differ by a constant factor): the data say "at most
+ * that many", not which.  While n stayed below c, every c above the most
+ * seen does: "at least that many".  Two tests in likelihood units (nats,
+ * over the syntheses counted) say which is known:
+ *  - `over`:  "no limit" (c at the most seen) is refuted: syntheses stretched;
+ *  - `under`: "one slot" is refuted: some ran without stretching.
+ * With both, the limit lies between and `slots` is where the likelihood
+ * peaks.  With `over` alone, `slots` is the least that explains the data as
+ * well as any, an upper bound; the controller learns more only by letting n
+ * fall.
+ *
+ * Header-only, like pace_util.h: controllers never link the engine.
+ */
+#ifndef CUPACE_CPU_SHARE_H
+#define CUPACE_CPU_SHARE_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "pace_util.h"
+
+#define CPU_SHARE_MAX 256           /* candidates: 1 .. 256 slots */
+#define CPU_SHARE_HIST 1024         /* changes of in_synthesis remembered */
+#define CPU_SHARE_STARTS 1024       /* syntheses started, oldest unfinished first */
+#define CPU_SHARE_PENDING 256       /* ended, waiting for the older ones to end */
+#define CPU_SHARE_GAIN (1.0 / 256)  /* the averages span about 256 syntheses */
+#define CPU_SHARE_OVER 6.0          /* nats: a ratio of e^6 before a limit is believed */
+#define CPU_SHARE_UNDER 2.0         /* nats: e^2 before "ran unstretched" is */
+#define CPU_SHARE_PICK 0.25         /* nats: within this of the peak, take the most slots */
+
+struct cpu_share_ended { uint64_t start, end; uint32_t n_end; };
+
+/* Per candidate c: the averages of log w, (log w)^2, log r_end, and w. */
+struct cpu_share_fit {
+    uint64_t samples;
+    double lw[CPU_SHARE_MAX + 1], lw2[CPU_SHARE_MAX + 1];
+    double lr[CPU_SHARE_MAX + 1], w[CPU_SHARE_MAX + 1];
+};
+
+struct cpu_share {
+    /* in_synthesis as a step function: seg_n[i] from seg_t[i] on */
+    uint64_t seg_t[CPU_SHARE_HIST];
+    uint32_t seg_n[CPU_SHARE_HIST];
+    unsigned seg_head, seg_count;   /* the newest step is seg_head - 1 */
+    /* start times of syntheses in order; done[] once ended */
+    uint64_t start_t[CPU_SHARE_STARTS];
+    uint8_t start_done[CPU_SHARE_STARTS];
+    unsigned start_first, start_count;
+    struct cpu_share_ended pending[CPU_SHARE_PENDING];
+    unsigned npending;
+    uint64_t last_dispatched, last_done, last_ns_total, last_in_synthesis;
+    unsigned most;                  /* the most ever in synthesis, at most CPU_SHARE_MAX */
+    struct cpu_share_fit cohort;    /* counted once the older ones ended: unbiased */
+    struct cpu_share_fit prompt;    /* counted as they end: sooner, biased to the short */
+    unsigned slots;                 /* the estimate; 0 while `over` is not known */
+    unsigned least;                 /* the fewest slots the data leave plausible */
+    int over, under;
+};
+
+static inline void cpu_share_step(struct cpu_share *cs, uint64_t now, uint64_t in_synthesis)
+{
+    unsigned last = (cs->seg_head + CPU_SHARE_HIST - 1) % CPU_SHARE_HIST;
+    uint32_t n = in_synthesis > UINT32_MAX ? UINT32_MAX : (uint32_t)in_synthesis;
+
+    if (cs->seg_count > 0 && cs->seg_n[last] == n)
+        return;
+    if (cs->seg_count > 0 && cs->seg_t[last] == now) {
+        cs->seg_n[last] = n;        /* several events at one instant: the last counts */
+    } else {
+        cs->seg_t[cs->seg_head] = now;
+        cs->seg_n[cs->seg_head] = n;
+        cs->seg_head = (cs->seg_head + 1) % CPU_SHARE_HIST;
+        if (cs->seg_count < CPU_SHARE_HIST)
+            cs->seg_count++;
+    }
+    /* a candidate above every n seen reads as "no limit"; the range grows
+     * with copies of that one, which every synthesis so far fits as well */
+    while (cs->most < n && cs->most < CPU_SHARE_MAX) {
+        unsigned c = cs->most++;
+        for (struct cpu_share_fit *f = &cs->cohort; c > 0 && f; f = f == &cs->cohort ? &cs->prompt : NULL) {
+            f->lw[c + 1] = f->lw[c];
+            f->lw2[c + 1] = f->lw2[c];
+            f->lr[c + 1] = f->lr[c];
+            f->w[c + 1] = f->w[c];
+        }
+    }
+}
+
+/* The profile log-likelihood of c, per synthesis counted. */
+static inline double cpu_share_score(const struct cpu_share_fit *f, unsigned c)
+{
+    double var = f->lw2[c] - f->lw[c] * f->lw[c];
+
+    return f->lr[c] - f->lw[c] - 0.5 * log(var > 1e-12 ? var : 1e-12);
+}
+
+/* How much less likely than the best c is, in nats over what is averaged;
+ * best: the highest score of the range. */
+static inline double cpu_share_worse(const struct cpu_share_fit *f, unsigned c, double best)
+{
+    double weight = f->samples < 1.0 / CPU_SHARE_GAIN ? (double)f->samples : 1.0 / CPU_SHARE_GAIN;
+
+    return weight * (best - cpu_share_score(f, c));
+}
+
+static inline double cpu_share_best(const struct cpu_share_fit *f, unsigned most)
+{
+    double best = -INFINITY;
+
+    for (unsigned c = 1; c <= most; c++)
+        if (cpu_share_score(f, c) > best)
+            best = cpu_share_score(f, c);
+    return best;
+}
+
+/* The fewest slots the syntheses counted as they ended leave plausible:
+ * where the controller may let n fall to while it learns. */
+static inline void cpu_share_decide_least(struct cpu_share *cs)
+{
+    double best;
+    unsigned c;
+
+    if (cs->most < 2 || cs->prompt.samples < 8)
+        return;
+    best = cpu_share_best(&cs->prompt, cs->most);
+    for (c = 1; c < cs->most; c++)
+        if (cpu_share_worse(&cs->prompt, c, best) <= CPU_SHARE_UNDER)
+            break;
+    cs->least = c;
+}
+
+static inline void cpu_share_decide(struct cpu_share *cs)
+{
+    const struct cpu_share_fit *f = &cs->cohort;
+    double best;
+    unsigned c;
+
+    if (cs->most < 2 || f->samples < 8)
+        return;
+    best = cpu_share_best(f, cs->most);
+    /* once shown, a finding stands until most of its evidence is gone: a
+     * cap that came and went with each synthesis would let n jump back */
+    cs->over = cpu_share_worse(f, cs->most, best) > (cs->over ? CPU_SHARE_OVER / 4 : CPU_SHARE_OVER);
+    cs->under = cpu_share_worse(f, 1, best) > (cs->under ? CPU_SHARE_UNDER / 4 : CPU_SHARE_UNDER);
+    if (!cs->over) {
+        cs->slots = 0;
+        return;
+    }
+    /* too few slots starve the GPUs, one too many only costs a partition's
+     * memory: of the candidates about as likely as the best, the most */
+    for (c = cs->most; c > 1; c--)
+        if (cpu_share_worse(f, c, best) <= CPU_SHARE_PICK)
+            break;
+    cs->slots = c;
+}
+
+/* Counts one synthesis that lived from start to end. */
+static inline void cpu_share_count(struct cpu_share *cs, struct cpu_share_fit *f,
+                                   const struct cpu_share_ended *e)
+{
+    double at[CPU_SHARE_MAX + 1] = { 0 }, per_n = 0, below = 0, g;
+    double t0 = (double)e->start, end = (double)e->end;
+    unsigned k, c;
+
+    /* its life, newest step first: the time at each n (above the
+     * candidates, only time / n matters) */
+    for (k = 0; k < cs->seg_count; k++) {
+        unsigned i = (cs->seg_head + CPU_SHARE_HIST - 1 - k) % CPU_SHARE_HIST;
+        double from = (double)cs->seg_t[i], a = from > t0 ? from : t0, dt = end - a;
+        uint32_t n = cs->seg_n[i] ? cs->seg_n[i] : 1;
+
+        if (from >= end)
+            continue;               /* after it ended */
+        if (dt > 0) {
+            if (n <= CPU_SHARE_MAX)
+                at[n] += dt;
+            per_n += dt / n;
+        }
+        end = from;
+        if (from <= t0)
+            break;
+    }
+    if (k == cs->seg_count || !(e->end > e->start))
+        return;                     /* it began before the history: skip it */
+    f->samples++;
+    g = f->samples < 1.0 / CPU_SHARE_GAIN ? 1.0 / (double)f->samples : CPU_SHARE_GAIN;
+    /* w(c) = time at n <= c, plus c x (time / n) at n > c */
+    for (c = 1; c <= cs->most; c++) {
+        double w, l;
+
+        below += at[c];
+        per_n -= at[c] / c;
+        w = below + (double)c * (per_n > 0 ? per_n : 0);
+        l = log(w > 1 ? w : 1);
+        f->lw[c] = pace_ema(f->lw[c], l, g, 0);
+        f->lw2[c] = pace_ema(f->lw2[c], l * l, g, 0);
+        f->lr[c] = pace_ema(f->lr[c], c < e->n_end ? log((double)c / e->n_end) : 0, g, 0);
+        f->w[c] = pace_ema(f->w[c], w, g, 0);
+    }
+}
+
+/* Marks the start at t (or the nearest unfinished one before it) ended;
+ * `oldest` marks the oldest unfinished one instead (a failed synthesis). */
+static inline void cpu_share_start_ends(struct cpu_share *cs, uint64_t t, int oldest)
+{
+    unsigned k, hit = CPU_SHARE_STARTS;
+
+    for (k = 0; k < cs->start_count; k++) {
+        unsigned i = (cs->start_first + k) % CPU_SHARE_STARTS;
+
+        if (cs->start_done[i])
+            continue;
+        if (oldest || cs->start_t[i] <= t)
+            hit = i;
+        if (oldest || cs->start_t[i] >= t)
+            break;
+    }
+    if (hit == CPU_SHARE_STARTS && cs->start_count > 0)
+        hit = cs->start_first;      /* none before it: the oldest */
+    if (hit != CPU_SHARE_STARTS)
+        cs->start_done[hit] = 1;
+    while (cs->start_count > 0 && cs->start_done[cs->start_first]) {
+        cs->start_first = (cs->start_first + 1) % CPU_SHARE_STARTS;
+        cs->start_count--;
+    }
+}
+
+static inline void cpu_share_started(struct cpu_share *cs, uint64_t now)
+{
+    if (cs->start_count == CPU_SHARE_STARTS)
+        cpu_share_start_ends(cs, 0, 1);     /* full: the oldest counts as ended */
+    unsigned i = (cs->start_first + cs->start_count) % CPU_SHARE_STARTS;
+    cs->start_t[i] = now;
+    cs->start_done[i] = 0;
+    cs->start_count++;
+}
+
+/* Counts the ended syntheses that no older one is still running before. */
+static inline void cpu_share_flush(struct cpu_share *cs)
+{
+    uint64_t oldest = cs->start_count > 0 ? cs->start_t[cs->start_first] : UINT64_MAX;
+    unsigned i = 0, counted = 0;
+
+    while (i < cs->npending) {
+        if (cs->pending[i].start < oldest || cs->npending == CPU_SHARE_PENDING) {
+            cpu_share_count(cs, &cs->cohort, &cs->pending[i]);
+            cs->pending[i] = cs->pending[--cs->npending];
+            counted++;
+        } else {
+            i++;
+        }
+    }
+    if (counted)
+        cpu_share_decide(cs);
+}
+
+/* After every event: what started, what ended (each that ended together
+ * took the mean), what failed, and n. */
+static inline void cpu_share_update(struct cpu_share *cs, const struct cupace_signals *s)
+{
+    uint64_t started = s->dispatched - cs->last_dispatched;
+    uint64_t ended = s->synth_done - cs->last_done;
+    uint64_t expect;
+
+    if (s->dispatched < cs->last_dispatched || s->synth_done < cs->last_done ||
+        s->synth_ns_total < cs->last_ns_total)
+        started = ended = 0;        /* counters went back: not ours to read */
+    for (uint64_t i = 0; i < started && i < CPU_SHARE_STARTS; i++)
+        cpu_share_started(cs, s->now_ns);
+    if (ended > 0) {
+        uint64_t d = (s->synth_ns_total - cs->last_ns_total) / ended;
+        /* n until now, which counted these: the step not yet updated */
+        uint32_t n_end = cs->seg_count ? cs->seg_n[(cs->seg_head + CPU_SHARE_HIST - 1) %
+                                                   CPU_SHARE_HIST] : 1;
+        for (uint64_t i = 0; i < ended && i < CPU_SHARE_PENDING; i++) {
+            struct cpu_share_ended e = { s->now_ns > d ? s->now_ns - d : 0, s->now_ns, n_end };
+            cpu_share_start_ends(cs, e.start, 0);
+            cpu_share_count(cs, &cs->prompt, &e);
+            if (cs->npending == CPU_SHARE_PENDING)
+                cpu_share_flush(cs);
+            cs->pending[cs->npending++] = e;
+        }
+    }
+    /* in synthesis fell by more than what ended: syntheses failed */
+    expect = cs->last_in_synthesis + started;
+    expect = expect > ended ? expect - ended : 0;
+    for (uint64_t i = s->in_synthesis; i < expect && i - s->in_synthesis < CPU_SHARE_STARTS; i++)
+        cpu_share_start_ends(cs, 0, 1);
+    cs->last_dispatched = s->dispatched;
+    cs->last_done = s->synth_done;
+    cs->last_ns_total = s->synth_ns_total;
+    cs->last_in_synthesis = s->in_synthesis;
+    if (ended > 0) {
+        cpu_share_decide_least(cs);
+        cpu_share_flush(cs);
+    }
+    cpu_share_step(cs, s->now_ns, s->in_synthesis);
+}
+
+/* The mean synthesis time unstretched, once the limit is located; 0 if not. */
+static inline double cpu_share_work_ns(const struct cpu_share *cs)
+{
+    return cs->over && cs->under ? cs->cohort.w[cs->slots] : 0;
+}
+
+#endif

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/* check_cpu_share.c -- lead's estimate of the CPU's synthesis slots
+ * (plugins/cpu_share.h), driven by an exact processor-sharing model: c
+ * slots (ps_model.h).  The estimator sees only the signals a controller sees. */
+#include "config.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../plugins/cpu_share.h"
+#include "ps_model.h"
+
+static void observe(void *ctx, struct cupace_signals *s)
+{
+    cpu_share_update(ctx, s);
+}
+
+START_TEST(finds_the_slots_where_n_crosses_them)
+{
+    static const unsigned levels[] = { 8, 16, 10, 14, 9, 15 };
+    struct ps_model m;
+    struct cpu_share *cs = calloc(1, sizeof *cs);
+
+    ps_init(&m, 12, 30, 0.15, (uint64_t)_i + 1, observe, cs);
+    ps_schedule(&m, 4000, 45, levels, 6);
+    ck_assert_msg(cs->over && cs->under, "over %d under %d after %llu", cs->over, cs->under,
+                  (unsigned long long)cs->cohort.samples);
+    ck_assert_msg(cs->slots >= 12 && cs->slots <= 13, "slots %u, the CPU has 12", cs->slots);
+    /* the unstretched synthesis time, not the stretched one (up to 40 s) */
+    ck_assert_msg(fabs(cpu_share_work_ns(cs) / 30e9 - 1) < 0.06, "work %.2f s",
+                  cpu_share_work_ns(cs) / 1e9);
+    free(cs);
+}
+END_TEST
+
+START_TEST(never_sees_a_limit_that_is_not_there)
+{
+    static const unsigned levels[] = { 50, 55, 45, 60, 48 };
+    struct ps_model m;
+    struct cpu_share *cs = calloc(1, sizeof *cs);
+    double most_evidence = 0;
+
+    /* 64 start at once, as a fill does, then drain and refill as the GPUs
+     * catch up: the first to end are the short ones, and the long ones
+     * lived through the crowded start.  Counted as they end, that reads as
+     * stretching (up to 4.6 nats here); counted once the older ones ended,
+     * it does not */
+    ps_init(&m, 64, 30, 0.15, (uint64_t)_i + 1, observe, cs);
+    ps_run(&m, 0, 64);
+    ps_run(&m, 22, 0);
+    ps_run(&m, 26, 60);
+    ps_run(&m, 32, 0);
+    ps_run(&m, 40, 55);
+    for (unsigned k = 0; m.now < 3000; k++) {
+        ps_run(&m, m.now + 5, levels[k % 5]);
+        if (cs->cohort.samples >= 8) {
+            double e = cpu_share_worse(&cs->cohort, cs->most, cpu_share_best(&cs->cohort, cs->most));
+            if (e > most_evidence)
+                most_evidence = e;
+        }
+        ck_assert_msg(!cs->over, "a limit of %u seen at %.0f s with 64 CPUs", cs->slots, m.now);
+    }
+    ck_assert_msg(most_evidence < CPU_SHARE_OVER / 2, "%.2f nats for a limit with 64 CPUs",
+                  most_evidence);
+    ck_assert_uint_eq(cs->slots, 0);
+    free(cs);
+}
+END_TEST
+
+START_TEST(always_oversubscribed_gives_only_an_upper_bound)
+{
+    static const unsigned levels[] = { 10, 18, 14, 12 };
+    struct ps_model m;
+    struct cpu_share *cs = calloc(1, sizeof *cs);
+
+    /* 6 CPUs, never fewer than 10 in synthesis: every c up to 10 explains the
+     * durations equally, so the data say "at most 10", and not which */
+    ps_init(&m, 6, 30, 0.15, (uint64_t)_i + 1, observe, cs);
+    ps_schedule(&m, 4000, 60, levels, 4);
+    ck_assert(cs->over);
+    ck_assert(!cs->under);
+    ck_assert_msg(cs->slots >= 6 && cs->slots <= 10, "slots %u", cs->slots);
+    ck_assert_uint_eq(cs->least, 1);
+    free(cs);
+}
+END_TEST
+
+START_TEST(constant_n_says_nothing)
+{
+    struct ps_model m;
+    struct cpu_share *cs = calloc(1, sizeof *cs);
+
+    ps_init(&m, 6, 30, 0.15, 7, observe, cs);
+    ps_run(&m, 3000, 18);
+    ck_assert(!cs->over);
+    ck_assert(!cs->under);
+    ck_assert_uint_eq(cs->slots, 0);
+    free(cs);
+}
+END_TEST
+
+START_TEST(failed_syntheses_do_not_hold_the_count_back)
+{
+    static const unsigned levels[] = { 8, 16, 10, 14 };
+    struct ps_model m;
+    struct cpu_share *cs = calloc(1, sizeof *cs);
+    uint64_t before;
+
+    /* a synthesis that fails never ends: were it waited for, nothing that
+     * started after it would ever be counted */
+    ps_init(&m, 12, 30, 0.15, 3, observe, cs);
+    ps_run(&m, 10, 12);
+    ps_fail(&m);
+    ps_fail(&m);
+    before = cs->cohort.samples;
+    ps_schedule(&m, 3000, 45, levels, 4);
+    ck_assert_msg(cs->cohort.samples > before + 100, "%llu counted",
+                  (unsigned long long)(cs->cohort.samples - before));
+    ck_assert(cs->over && cs->under);
+    ck_assert_msg(cs->slots >= 12 && cs->slots <= 13, "slots %u", cs->slots);
+    free(cs);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("cpu_share");
+    TCase *tc = tcase_create("estimate");
+    SRunner *sr;
+    int failed;
+
+    tcase_add_loop_test(tc, finds_the_slots_where_n_crosses_them, 0, 5);
+    tcase_add_loop_test(tc, never_sees_a_limit_that_is_not_there, 0, 8);
+    tcase_add_loop_test(tc, always_oversubscribed_gives_only_an_upper_bound, 0, 3);
+    tcase_add_test(tc, constant_n_says_nothing);
+    tcase_add_test(tc, failed_syntheses_do_not_hold_the_count_back);
+    tcase_set_timeout(tc, 60);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
