@@ -239,7 +239,8 @@ static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
         if (!st->drain_from && st->starved > 0.5 &&
             (!st->drain_end || s->now_ns >= st->drain_end + half))
             st->drain_from = s->in_synthesis;
-        if (st->drain_from && 2 * s->in_synthesis > st->drain_from)
+        if (st->drain_from && (st->cpu.over ? 4 * s->in_synthesis > 3 * st->drain_from
+                                            : 2 * s->in_synthesis > st->drain_from))
             return 1;
     }
     if (st->drain_from) {
