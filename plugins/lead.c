@@ -59,6 +59,9 @@
 /* The synthesis time is jittery (cv 0.15 in the PoRep model) and the
  * target needs its mean, not the latest: an EMA over about 20 syntheses. */
 #define SYNTH_ALPHA 0.05
+/* The probe's level is known once this many syntheses lived all at it:
+ * one alone says little against the spread of synthesis times. */
+#define LEVEL_SEEN 3
 
 struct lead_state {
     double alpha;                   /* EMA gain of GPU times, per device's completion */
@@ -85,6 +88,7 @@ struct lead_state {
     int was_short;
     uint64_t drain_from;            /* n when the drain now began; 0: none */
     uint64_t drain_end, drain_level;/* when the last ended, and at what n */
+    int level_seen;                 /* syntheses that lived all at that level and ended */
     /* what interval_ns last worked out, for describe */
     double mu, lead_ns, safety, target, position;
     uint64_t last_interval;
@@ -155,6 +159,8 @@ static void sample_synthesis(struct lead_state *st, const struct cupace_signals 
         return;
     x = (double)(s->synth_ns_total - st->last_synth_ns) / (double)n;
     d = st->have_synth ? x - st->synth_ns : 0;
+    if (st->drain_end && s->now_ns >= st->drain_end + (uint64_t)x)
+        st->level_seen += (int)n;
     st->synth_ns = pace_ema(st->synth_ns, x, SYNTH_ALPHA, !st->have_synth);
     st->synth_var = pace_ema(st->synth_var, d * d, SYNTH_ALPHA, !st->have_synth);
     st->have_synth = 1;
@@ -221,34 +227,52 @@ static double gpu_rate(const struct lead_state *st, const struct cupace_signals 
     return st->overlap || !(d < w) ? w : d;
 }
 
+/* The most syntheses worth running: the CPU's slots where the data place
+ * them.  Where they only bound them from above, that bound, but not below
+ * the level the probe is testing: the syntheses that lived at it are
+ * counted only once the older ones end, and until then the bound follows
+ * every dip of n, down past the limit. */
+static uint64_t cap(const struct lead_state *st)
+{
+    if (!st->cpu.slots)
+        return UINT64_MAX;
+    if (!st->cpu.under && st->drain_level > st->cpu.slots)
+        return st->drain_level;
+    return st->cpu.slots;
+}
+
 /* Whether the CPU probe holds dispatch now.  Where the GPUs have been
  * short of feed for about a synthesis, the CPU may be the bottleneck, and
  * if the data do not yet say how many slots it has, a synthesis more may
  * buy nothing.  Letting n fall shows it: the syntheses that speed up as it
  * falls (or do not) place the limit (cpu_share.h).  A batch sharing the
  * CPU ends together, so what it says comes late, and a drain all the way
- * would idle the CPU: one drain takes n to half at most, n then stays
- * there for half a synthesis, so that some live all at that level, and
- * only then may the next drain begin. */
+ * would idle the CPU: a drain takes n to half at most (a quarter once a
+ * limit is seen), n stays at that level until LEVEL_SEEN syntheses that
+ * lived all at it have ended, and only then may the next drain begin. */
 static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
 {
-    uint64_t half = (uint64_t)(st->synth_ns / 2);
+    uint64_t n = s->in_synthesis;
     int unsure = !st->cpu.over || st->cpu.slots > st->cpu.least + 1;
 
-    if (st->have_gpu && unsure && s->in_synthesis > st->cpu.least) {
-        if (!st->drain_from && st->starved > 0.5 &&
-            (!st->drain_end || s->now_ns >= st->drain_end + half))
-            st->drain_from = s->in_synthesis;
-        if (st->drain_from && (st->cpu.over ? 4 * s->in_synthesis > 3 * st->drain_from
-                                            : 2 * s->in_synthesis > st->drain_from))
-            return 1;
-    }
     if (st->drain_from) {
-        st->drain_level = s->in_synthesis;
+        if (unsure && n > st->cpu.least &&
+            (st->cpu.over ? 4 * n > 3 * st->drain_from : 2 * n > st->drain_from))
+            return 1;
         st->drain_from = 0;
+        st->drain_level = n;
         st->drain_end = s->now_ns;
+        st->level_seen = 0;
     }
-    return unsure && s->now_ns < st->drain_end + half && s->in_synthesis >= st->drain_level;
+    if (!unsure)
+        return 0;
+    if (st->drain_end && st->level_seen < LEVEL_SEEN)
+        return n >= st->drain_level && st->drain_level >= st->cpu.least;
+    if (st->have_gpu && st->starved > 0.5 && n > st->cpu.least) {
+        st->drain_from = n;
+        return 1;
+    }
+    return 0;
 }
 
 static uint64_t lead_interval(void *state, const struct cupace_signals *s)
@@ -257,8 +281,8 @@ static uint64_t lead_interval(void *state, const struct cupace_signals *s)
     double cv2, var, work = cpu_share_work_ns(&st->cpu);
 
     if (!st->have_gpu || !st->have_synth || !(st->proc_ns > 0))
-        return st->last_interval = st->cpu.slots && s->in_synthesis >= st->cpu.slots
-                                       ? CUPACE_PACE_HOLD : 0;  /* nothing known yet: fill */
+        return st->last_interval = s->in_synthesis >= cap(st) ? CUPACE_PACE_HOLD
+                                                              : 0;  /* nothing known yet: fill */
     st->mu = gpu_rate(st, s);
     st->lead_ns = st->synth_ns;
     for (unsigned i = 0; i < st->nep; i++)
@@ -271,7 +295,7 @@ static uint64_t lead_interval(void *state, const struct cupace_signals *s)
     st->safety = st->z * sqrt(var);
     st->target = st->mu * st->lead_ns + st->safety;
     st->position = (double)(s->waiting + s->in_synthesis);
-    if (st->cpu.slots && s->in_synthesis >= st->cpu.slots)
+    if (s->in_synthesis >= cap(st))
         return st->last_interval = CUPACE_PACE_HOLD;  /* the CPU is full */
     if (probe_holds(st, s))
         return st->last_interval = CUPACE_PACE_HOLD;
