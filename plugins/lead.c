@@ -247,17 +247,18 @@ static uint64_t cap(const struct lead_state *st)
  * buy nothing.  Letting n fall shows it: the syntheses that speed up as it
  * falls (or do not) place the limit (cpu_share.h).  A batch sharing the
  * CPU ends together, so what it says comes late, and a drain all the way
- * would idle the CPU: a drain takes n to half at most (a quarter once a
- * limit is seen), n stays at that level until LEVEL_SEEN syntheses that
- * lived all at it have ended, and only then may the next drain begin. */
+ * would idle the CPU: a drain takes n down by a quarter at most (by half,
+ * n would fall well below a limit between half and all of it, which is
+ * where a CPU-bound pipeline usually is), n stays at that level until
+ * LEVEL_SEEN syntheses that lived all at it have ended, and only then may
+ * the next drain begin. */
 static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
 {
     uint64_t n = s->in_synthesis;
-    int unsure = !st->cpu.over || st->cpu.slots > st->cpu.least + 1;
+    int unsure = !(st->cpu.over && st->cpu.under);
 
     if (st->drain_from) {
-        if (unsure && n > st->cpu.least &&
-            (st->cpu.over ? 4 * n > 3 * st->drain_from : 2 * n > st->drain_from))
+        if (unsure && n > st->cpu.least && 4 * n > 3 * st->drain_from)
             return 1;
         st->drain_from = 0;
         st->drain_level = n;
