@@ -104,6 +104,12 @@ heldout "one worker per device, kernel 4 s, prep 0.3 s" engine.workers_per_devic
   workload.gpu_prep=0.3s workload.gpu_kernel=4s workload.jobs=15
 heldout "budget-bound: 150 GiB, 3 devices" engine.devices=3 engine.memory_budget=150GiB \
   workload.cpu_slots=36 engine.synth_workers=36 workload.jobs=30
+heldout "CPU-bound: 10 CPUs under 18 syntheses, synthesis cv 0.3" workload.cpu_slots=10 \
+  workload.synth_cv=0.3
+heldout "CPU-bound: 8 CPUs under 24 syntheses, kernel 2 s" workload.cpu_slots=8 \
+  engine.synth_workers=24 workload.gpu_kernel=2s engine.memory_budget=400GiB
+heldout "12 CPUs under 40 syntheses, 600 GiB" workload.cpu_slots=12 engine.synth_workers=40 \
+  engine.memory_budget=600GiB workload.jobs=30
 
 if command -v gnuplot >/dev/null 2>&1; then
   # shellcheck disable=SC2086
