@@ -41,7 +41,7 @@ static inline double uniform(struct ps_model *m)
 
 static inline double lognormal(struct ps_model *m)
 {
-    double s2 = log(1 + m->cv * m->cv);
+    double s2 = log1p(m->cv * m->cv);
     double z = sqrt(-2 * log(uniform(m))) * cos(2 * M_PI * uniform(m));
 
     return m->work_s * exp(z * sqrt(s2) - s2 / 2);
