@@ -50,7 +50,7 @@
 #include "pace_util.h"
 
 #define CPU_SHARE_MAX 256           /* candidates: 1 .. 256 slots */
-#define CPU_SHARE_HIST 1024         /* changes of in_synthesis remembered */
+#define CPU_SHARE_HIST 2048         /* changes of in_synthesis remembered: 8 per candidate */
 #define CPU_SHARE_STARTS 1024       /* syntheses started, oldest unfinished first */
 #define CPU_SHARE_PENDING 256       /* ended, waiting for the older ones to end */
 #define CPU_SHARE_GAIN (1.0 / 256)  /* the averages span about 256 syntheses */
@@ -80,6 +80,7 @@ struct cpu_share {
     unsigned npending;
     uint64_t last_dispatched, last_done, last_ns_total, last_in_synthesis;
     unsigned most;                  /* the most ever in synthesis, at most CPU_SHARE_MAX */
+    double log_c[CPU_SHARE_MAX + 1];/* log c, for c up to most */
     struct cpu_share_fit cohort;    /* counted once the older ones ended: unbiased */
     struct cpu_share_fit prompt;    /* counted as they end: sooner, biased to the short */
     unsigned slots;                 /* the estimate; 0 while `over` is not known */
@@ -107,6 +108,7 @@ static inline void cpu_share_step(struct cpu_share *cs, uint64_t now, uint64_t i
      * with copies of that one, which every synthesis so far fits as well */
     while (cs->most < n && cs->most < CPU_SHARE_MAX) {
         unsigned c = cs->most++;
+        cs->log_c[c + 1] = log((double)(c + 1));
         for (struct cpu_share_fit *f = &cs->cohort; c > 0 && f; f = f == &cs->cohort ? &cs->prompt : NULL) {
             f->lw[c + 1] = f->lw[c];
             f->lw2[c + 1] = f->lw2[c];
@@ -124,54 +126,51 @@ static inline double cpu_share_score(const struct cpu_share_fit *f, unsigned c)
     return f->lr[c] - f->lw[c] - 0.5 * log(var > 1e-12 ? var : 1e-12);
 }
 
-/* How much less likely than the best c is, in nats over what is averaged;
- * best: the highest score of the range. */
-static inline double cpu_share_worse(const struct cpu_share_fit *f, unsigned c, double best)
+/* How much less likely than the best each c is, in nats over what is
+ * averaged: shortfall[c] for c = 1 .. most (0 for the best). */
+static inline void cpu_share_shortfall(const struct cpu_share_fit *f, unsigned most, double *shortfall)
 {
     double weight = f->samples < 1.0 / CPU_SHARE_GAIN ? (double)f->samples : 1.0 / CPU_SHARE_GAIN;
-
-    return weight * (best - cpu_share_score(f, c));
-}
-
-static inline double cpu_share_best(const struct cpu_share_fit *f, unsigned most)
-{
     double best = -INFINITY;
+    unsigned c;
 
-    for (unsigned c = 1; c <= most; c++)
-        if (cpu_share_score(f, c) > best)
-            best = cpu_share_score(f, c);
-    return best;
+    for (c = 1; c <= most; c++) {
+        shortfall[c] = cpu_share_score(f, c);
+        if (shortfall[c] > best)
+            best = shortfall[c];
+    }
+    for (c = 1; c <= most; c++)
+        shortfall[c] = weight * (best - shortfall[c]);
 }
 
 /* The fewest slots the syntheses counted as they ended leave plausible:
  * where the controller may let n fall to while it learns. */
 static inline void cpu_share_decide_least(struct cpu_share *cs)
 {
-    double best;
+    double shortfall[CPU_SHARE_MAX + 1];
     unsigned c;
 
     if (cs->most < 2 || cs->prompt.samples < 8)
         return;
-    best = cpu_share_best(&cs->prompt, cs->most);
+    cpu_share_shortfall(&cs->prompt, cs->most, shortfall);
     for (c = 1; c < cs->most; c++)
-        if (cpu_share_worse(&cs->prompt, c, best) <= CPU_SHARE_UNDER)
+        if (shortfall[c] <= CPU_SHARE_UNDER)
             break;
     cs->least = c;
 }
 
 static inline void cpu_share_decide(struct cpu_share *cs)
 {
-    const struct cpu_share_fit *f = &cs->cohort;
-    double best;
+    double shortfall[CPU_SHARE_MAX + 1];
     unsigned c;
 
-    if (cs->most < 2 || f->samples < 8)
+    if (cs->most < 2 || cs->cohort.samples < 8)
         return;
-    best = cpu_share_best(f, cs->most);
+    cpu_share_shortfall(&cs->cohort, cs->most, shortfall);
     /* once shown, a finding stands until most of its evidence is gone: a
      * cap that came and went with each synthesis would let n jump back */
-    cs->over = cpu_share_worse(f, cs->most, best) > (cs->over ? CPU_SHARE_OVER / 4 : CPU_SHARE_OVER);
-    cs->under = cpu_share_worse(f, 1, best) > (cs->under ? CPU_SHARE_UNDER / 4 : CPU_SHARE_UNDER);
+    cs->over = shortfall[cs->most] > (cs->over ? CPU_SHARE_OVER / 4 : CPU_SHARE_OVER);
+    cs->under = shortfall[1] > (cs->under ? CPU_SHARE_UNDER / 4 : CPU_SHARE_UNDER);
     if (!cs->over) {
         cs->slots = 0;
         return;
@@ -179,7 +178,7 @@ static inline void cpu_share_decide(struct cpu_share *cs)
     /* too few slots starve the GPUs, one too many only costs a partition's
      * memory: of the candidates about as likely as the best, the most */
     for (c = cs->most; c > 1; c--)
-        if (cpu_share_worse(f, c, best) <= CPU_SHARE_PICK)
+        if (shortfall[c] <= CPU_SHARE_PICK)
             break;
     cs->slots = c;
 }
@@ -190,6 +189,7 @@ static inline void cpu_share_count(struct cpu_share *cs, struct cpu_share_fit *f
 {
     double at[CPU_SHARE_MAX + 1] = { 0 }, per_n = 0, below = 0, g;
     double t0 = (double)e->start, end = (double)e->end;
+    double log_n_end = log((double)(e->n_end ? e->n_end : 1));
     unsigned k, c;
 
     /* its life, newest step first: the time at each n (above the
@@ -224,7 +224,7 @@ static inline void cpu_share_count(struct cpu_share *cs, struct cpu_share_fit *f
         l = log(w > 1 ? w : 1);
         f->lw[c] = pace_ema(f->lw[c], l, g, 0);
         f->lw2[c] = pace_ema(f->lw2[c], l * l, g, 0);
-        f->lr[c] = pace_ema(f->lr[c], c < e->n_end ? log((double)c / e->n_end) : 0, g, 0);
+        f->lr[c] = pace_ema(f->lr[c], c < e->n_end ? cs->log_c[c] - log_n_end : 0, g, 0);
         f->w[c] = pace_ema(f->w[c], w, g, 0);
     }
 }
@@ -272,7 +272,7 @@ static inline void cpu_share_flush(struct cpu_share *cs)
     unsigned i = 0, counted = 0;
 
     while (i < cs->npending) {
-        if (cs->pending[i].start < oldest || cs->npending == CPU_SHARE_PENDING) {
+        if (cs->pending[i].start < oldest) {
             cpu_share_count(cs, &cs->cohort, &cs->pending[i]);
             cs->pending[i] = cs->pending[--cs->npending];
             counted++;
@@ -282,6 +282,20 @@ static inline void cpu_share_flush(struct cpu_share *cs)
     }
     if (counted)
         cpu_share_decide(cs);
+}
+
+/* Makes room for one more that ended: counts the one that started first,
+ * which is the least biased to count early. */
+static inline void cpu_share_make_room(struct cpu_share *cs)
+{
+    unsigned first = 0;
+
+    for (unsigned i = 1; i < cs->npending; i++)
+        if (cs->pending[i].start < cs->pending[first].start)
+            first = i;
+    cpu_share_count(cs, &cs->cohort, &cs->pending[first]);
+    cs->pending[first] = cs->pending[--cs->npending];
+    cpu_share_decide(cs);
 }
 
 /* After every event: what started, what ended (each that ended together
@@ -307,7 +321,7 @@ static inline void cpu_share_update(struct cpu_share *cs, const struct cupace_si
             cpu_share_start_ends(cs, e.start, 0);
             cpu_share_count(cs, &cs->prompt, &e);
             if (cs->npending == CPU_SHARE_PENDING)
-                cpu_share_flush(cs);
+                cpu_share_make_room(cs);
             cs->pending[cs->npending++] = e;
         }
     }

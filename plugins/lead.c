@@ -159,8 +159,10 @@ static void sample_synthesis(struct lead_state *st, const struct cupace_signals 
         return;
     x = (double)(s->synth_ns_total - st->last_synth_ns) / (double)n;
     d = st->have_synth ? x - st->synth_ns : 0;
-    if (st->drain_end && s->now_ns >= st->drain_end + (uint64_t)x)
-        st->level_seen += (int)n;
+    /* began at or after the probe's level was reached: lived all at it */
+    if (st->drain_end && st->level_seen < LEVEL_SEEN && s->now_ns >= st->drain_end &&
+        (double)(s->now_ns - st->drain_end) >= x)
+        st->level_seen += n < LEVEL_SEEN ? (int)n : LEVEL_SEEN;
     st->synth_ns = pace_ema(st->synth_ns, x, SYNTH_ALPHA, !st->have_synth);
     st->synth_var = pace_ema(st->synth_var, d * d, SYNTH_ALPHA, !st->have_synth);
     st->have_synth = 1;
@@ -208,7 +210,7 @@ static void lead_update(void *state, const struct cupace_signals *s)
     cpu_share_update(&st->cpu, s);
     /* short of feed over about one synthesis, not at an instant: a partition
      * that just arrived makes the GPU queue non-empty for a moment */
-    if (st->have_gpu && st->have_synth && s->now_ns > st->last_now) {
+    if (st->have_gpu && st->have_synth && st->synth_ns > 0 && s->now_ns > st->last_now) {
         double k = exp(-(double)(s->now_ns - st->last_now) / st->synth_ns);
         st->starved = st->starved * k + (st->was_short ? 1 - k : 0);
     }
@@ -255,10 +257,13 @@ static uint64_t cap(const struct lead_state *st)
 static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
 {
     uint64_t n = s->in_synthesis;
+    /* never down to nothing: with none in synthesis no synthesis ends, and
+     * the level would hold for good */
+    uint64_t floor_n = st->cpu.least > 1 ? st->cpu.least : 1;
     int unsure = !(st->cpu.over && st->cpu.under);
 
     if (st->drain_from) {
-        if (unsure && n > st->cpu.least && 4 * n > 3 * st->drain_from)
+        if (unsure && n > floor_n && n > st->drain_from - st->drain_from / 4)
             return 1;
         st->drain_from = 0;
         st->drain_level = n;
@@ -268,8 +273,8 @@ static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
     if (!unsure)
         return 0;
     if (st->drain_end && st->level_seen < LEVEL_SEEN)
-        return n >= st->drain_level && st->drain_level >= st->cpu.least;
-    if (st->have_gpu && st->starved > 0.5 && n > st->cpu.least) {
+        return n >= st->drain_level && st->drain_level >= floor_n;
+    if (st->have_gpu && st->starved > 0.5 && n > floor_n) {
         st->drain_from = n;
         return 1;
     }

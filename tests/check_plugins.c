@@ -702,11 +702,12 @@ START_TEST(lead_probes_a_cpu_bound_pipeline_down_to_its_slots)
 {
     struct lead_ps l = { .fed = 0 };
     struct ps_model m;
-    unsigned least_n = 18;
+    unsigned least_n = 18, least_ever = 18;
 
     /* 6 CPUs under 18 in synthesis, the GPUs starved: lead, which dispatches
      * here, first keeps 18 (nothing says the CPU is shared), then lets n
-     * fall until the syntheses that speed up say how many slots there are */
+     * fall a quarter at a time until the syntheses that speed up say how
+     * many slots there are */
     ctl_open(&l.c, "lead", "");
     ps_init(&m, 6, 30, 0.15, 9, lead_ps_observe, &l);
     m.may_start = lead_ps_may_start;
@@ -714,7 +715,11 @@ START_TEST(lead_probes_a_cpu_bound_pipeline_down_to_its_slots)
         ps_run(&m, m.now + 10, 18);
         if (m.now > 400 && m.n < least_n)
             least_n = m.n;
+        if (m.now > 100 && m.n < least_ever)
+            least_ever = m.n;
     }
+    /* a quarter below the limit at most, never drained all the way */
+    ck_assert_msg(least_ever >= 4, "n fell to %u while probing 6 CPUs", least_ever);
     interval(&l.c, &m.sig);
     ck_assert_int_eq((int)described(&l.c, "slots_known"), 1);
     ck_assert_msg(described(&l.c, "slots") >= 6 && described(&l.c, "slots") <= 7, "slots %g",
@@ -723,6 +728,61 @@ START_TEST(lead_probes_a_cpu_bound_pipeline_down_to_its_slots)
     ck_assert_msg(least_n >= 5, "n fell to %u after the probe, with 6 CPUs", least_n);
     ck_assert_msg(m.n >= 5 && m.n <= 7, "n %u at the end", m.n);
     ctl_close(&l.c);
+}
+END_TEST
+
+START_TEST(lead_never_holds_with_nothing_in_synthesis)
+{
+    struct lead_ps l = { .fed = 0 };
+    struct ps_model m;
+    unsigned cpus = 1 + (unsigned)_i % 2, level = 1 + (unsigned)_i / 2;
+
+    /* one to three syntheses at a time on one or two CPUs, the GPUs starved:
+     * the probe lets n fall, but not to none, where no synthesis would end
+     * and its level would hold for good */
+    ctl_open(&l.c, "lead", "");
+    ps_init(&m, cpus, 30, 0.15, 11 + (uint64_t)_i, lead_ps_observe, &l);
+    m.may_start = lead_ps_may_start;
+    ps_run(&m, 3000, level);
+    ck_assert_msg(m.sig.synth_done >= 3000 / 30 * (level < cpus ? level : cpus) * 8 / 10,
+                  "%llu syntheses in 3000 s, %u at a time on %u CPUs",
+                  (unsigned long long)m.sig.synth_done, level, cpus);
+    ctl_close(&l.c);
+}
+END_TEST
+
+START_TEST(lead_survives_any_signals)
+{
+    struct ctl c;
+    struct cupace_signals s;
+    uint64_t x = 0x9E3779B97F4A7C15ull + (uint64_t)_i;
+
+    /* whatever an engine's bug feeds it: counters that jump, stall and go
+     * back, a clock that stands or goes back; the sanitized runs check the
+     * arithmetic, this that it neither crashes nor hangs */
+    ctl_open(&c, "lead", "");
+    init_signals(&s, 2);
+    for (int k = 0; k < 50000; k++) {
+        uint64_t r;
+
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        r = x;
+        switch (r % 8) {
+        case 0: s.now_ns += r >> 36; break;
+        case 1: s.now_ns = r % 3 ? s.now_ns : r >> 8; break;
+        case 2: s.dispatched += (r >> 8) % 5; s.in_synthesis += (r >> 8) % 5; break;
+        case 3: s.synth_done += (r >> 8) % 3; s.synth_ns_total += r >> 24; break;
+        case 4: s.gpu_done += (r >> 8) % 3; s.gpu_ns_total += r >> 28; s.gpu_device_ns_total += r >> 29; break;
+        case 5: s.waiting = (r >> 8) % 4; s.gpu_busy_workers = (r >> 10) % 3; break;
+        case 6: s.in_synthesis = (r >> 8) % 3 ? s.in_synthesis / 2 : r >> 8; break;
+        default: s.synth_ns_total = r % 5 ? s.synth_ns_total : r; break;
+        }
+        update(&c, &s);
+        (void)interval(&c, &s);
+    }
+    ctl_close(&c);
 }
 END_TEST
 
@@ -754,6 +814,8 @@ int main(void)
     tcase_add_test(tc, lead_follows_a_2x_slowdown_within_5_completions);
     tcase_add_test(tc, lead_caps_synthesis_at_the_cpus_slots);
     tcase_add_test(tc, lead_probes_a_cpu_bound_pipeline_down_to_its_slots);
+    tcase_add_loop_test(tc, lead_never_holds_with_nothing_in_synthesis, 0, 6);
+    tcase_add_loop_test(tc, lead_survives_any_signals, 0, 4);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }

@@ -81,6 +81,8 @@ static inline void ps_start(struct ps_model *m)
 /* Fails the youngest synthesis: it leaves without ending. */
 static inline void ps_fail(struct ps_model *m)
 {
+    if (m->n == 0)
+        return;
     m->n--;
     m->sig.failed++;
     ps_signal(m);
@@ -112,7 +114,8 @@ static inline void ps_run(struct ps_model *m, double until, unsigned level)
         for (unsigned i = 0; i < m->n; i++)
             m->left[i] -= dt * rate;
         m->now += dt;
-        m->ns_total += (uint64_t)llround((m->now - m->start[first]) * 1e9);
+        /* in whole ns, as the engine counts: the end's stamp less the start's */
+        m->ns_total += (uint64_t)(llround(m->now * 1e9) - llround(m->start[first] * 1e9));
         m->sig.synth_done++;
         m->n--;
         m->left[first] = m->left[m->n];
