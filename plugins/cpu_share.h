@@ -56,9 +56,10 @@
 #define CPU_SHARE_GAIN (1.0 / 256)  /* the averages span about 256 syntheses */
 #define CPU_SHARE_OVER 6.0          /* nats: a ratio of e^6 before a limit is believed */
 #define CPU_SHARE_UNDER 2.0         /* nats: e^2 before "ran unstretched" is */
+#define CPU_SHARE_VAR_FLOOR 1e-4    /* (log w), a 1% spread */
 #define CPU_SHARE_PICK 0.25         /* nats: within this of the peak, take the most slots */
 
-struct cpu_share_ended { uint64_t start, end; uint32_t n_end; };
+struct cpu_share_ended { uint64_t start, end; };
 
 /* Per candidate c: the averages of log w, (log w)^2, log r_end, and w. */
 struct cpu_share_fit {
@@ -123,7 +124,10 @@ static inline double cpu_share_score(const struct cpu_share_fit *f, unsigned c)
 {
     double var = f->lw2[c] - f->lw[c] * f->lw[c];
 
-    return f->lr[c] - f->lw[c] - 0.5 * log(var > 1e-12 ? var : 1e-12);
+    /* a spread under 1% is not told apart from none: without the floor,
+     * syntheses of equal work (a batch that ended at one instant) make the
+     * likelihood infinite and rounding picks the slots */
+    return f->lr[c] - f->lw[c] - 0.5 * log(var > CPU_SHARE_VAR_FLOOR ? var : CPU_SHARE_VAR_FLOOR);
 }
 
 /* How much less likely than the best each c is, in nats over what is
@@ -187,9 +191,14 @@ static inline void cpu_share_decide(struct cpu_share *cs)
 static inline void cpu_share_count(struct cpu_share *cs, struct cpu_share_fit *f,
                                    const struct cpu_share_ended *e)
 {
-    double at[CPU_SHARE_MAX + 1] = { 0 }, per_n = 0, below = 0, g;
+    double at[CPU_SHARE_MAX + 1] = { 0 }, per_n = 0, below = 0, g, log_n_end;
     double t0 = (double)e->start, end = (double)e->end;
-    double log_n_end = log((double)(e->n_end ? e->n_end : 1));
+    /* the rate it ended at (the Jacobian) is the one of the last thousandth
+     * of its life, not of its last instant: syntheses of equal work end in
+     * a cascade of events a few ns apart, each seeing one fewer, which reads
+     * as the rate collapsing at the very end */
+    double late = end - (end - t0) / 1024;
+    uint32_t n_end = 0;
     unsigned k, c;
 
     /* its life, newest step first: the time at each n (above the
@@ -201,6 +210,8 @@ static inline void cpu_share_count(struct cpu_share *cs, struct cpu_share_fit *f
 
         if (from >= end)
             continue;               /* after it ended */
+        if (!n_end && from <= late)
+            n_end = n;
         if (dt > 0) {
             if (n <= CPU_SHARE_MAX)
                 at[n] += dt;
@@ -212,6 +223,7 @@ static inline void cpu_share_count(struct cpu_share *cs, struct cpu_share_fit *f
     }
     if (k == cs->seg_count || !(e->end > e->start))
         return;                     /* it began before the history: skip it */
+    log_n_end = log((double)n_end);
     f->samples++;
     g = f->samples < 1.0 / CPU_SHARE_GAIN ? 1.0 / (double)f->samples : CPU_SHARE_GAIN;
     /* w(c) = time at n <= c, plus c x (time / n) at n > c */
@@ -224,7 +236,7 @@ static inline void cpu_share_count(struct cpu_share *cs, struct cpu_share_fit *f
         l = log(w > 1 ? w : 1);
         f->lw[c] = pace_ema(f->lw[c], l, g, 0);
         f->lw2[c] = pace_ema(f->lw2[c], l * l, g, 0);
-        f->lr[c] = pace_ema(f->lr[c], c < e->n_end ? cs->log_c[c] - log_n_end : 0, g, 0);
+        f->lr[c] = pace_ema(f->lr[c], c < n_end ? cs->log_c[c] - log_n_end : 0, g, 0);
         f->w[c] = pace_ema(f->w[c], w, g, 0);
     }
 }
@@ -313,11 +325,8 @@ static inline void cpu_share_update(struct cpu_share *cs, const struct cupace_si
         cpu_share_started(cs, s->now_ns);
     if (ended > 0) {
         uint64_t d = (s->synth_ns_total - cs->last_ns_total) / ended;
-        /* n until now, which counted these: the step not yet updated */
-        uint32_t n_end = cs->seg_count ? cs->seg_n[(cs->seg_head + CPU_SHARE_HIST - 1) %
-                                                   CPU_SHARE_HIST] : 1;
         for (uint64_t i = 0; i < ended && i < CPU_SHARE_PENDING; i++) {
-            struct cpu_share_ended e = { s->now_ns > d ? s->now_ns - d : 0, s->now_ns, n_end };
+            struct cpu_share_ended e = { s->now_ns > d ? s->now_ns - d : 0, s->now_ns };
             cpu_share_start_ends(cs, e.start, 0);
             cpu_share_count(cs, &cs->prompt, &e);
             if (cs->npending == CPU_SHARE_PENDING)

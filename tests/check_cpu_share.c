@@ -159,6 +159,36 @@ START_TEST(a_limit_once_shown_stands_until_its_evidence_is_mostly_gone)
 }
 END_TEST
 
+START_TEST(equal_works_ending_together_are_no_evidence)
+{
+    struct cpu_share *cs = calloc(1, sizeof *cs);
+    struct cupace_signals sig;
+
+    /* no jitter at all: batches of 18 syntheses of one work end in a
+     * cascade of events a few ns apart, each seeing one fewer in synthesis.
+     * Read at its last instant, the rate they end at says "one slot"; but
+     * n never varied, so nothing is known */
+    memset(&sig, 0, sizeof sig);
+    for (int batch = 0; batch < 8; batch++) {
+        uint64_t t0 = sig.now_ns;
+
+        sig.dispatched += 18;
+        sig.in_synthesis = 18;
+        cpu_share_update(cs, &sig);
+        for (uint64_t k = 0; k < 18; k++) {
+            sig.now_ns = t0 + 45000000000ull + k;
+            sig.synth_done++;
+            sig.synth_ns_total += 45000000000ull + k;
+            sig.in_synthesis = 17 - k;
+            cpu_share_update(cs, &sig);
+            ck_assert_msg(!cs->over, "a limit of %u seen in batch %d", cs->slots, batch);
+        }
+    }
+    ck_assert_uint_gt(cs->cohort.samples, 100);
+    free(cs);
+}
+END_TEST
+
 /* xorshift for the signals below */
 static uint64_t next(uint64_t *x)
 {
@@ -214,6 +244,7 @@ int main(void)
     tcase_add_test(tc, constant_n_says_nothing);
     tcase_add_test(tc, failed_syntheses_do_not_hold_the_count_back);
     tcase_add_test(tc, a_limit_once_shown_stands_until_its_evidence_is_mostly_gone);
+    tcase_add_test(tc, equal_works_ending_together_are_no_evidence);
     tcase_add_loop_test(tc, any_signals_at_all_are_survived, 0, 4);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
