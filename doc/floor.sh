@@ -7,7 +7,8 @@
 # settings that keep makespan within 1% and job p50 within 3% of greedy's
 # (20 paired seeds).  Two floors: told the slots from the start, and blind
 # until the first synthesis ends (no signal carries the slots before), the
-# best a controller that learns them could do.  Run after `make check`,
+# best a controller that learns them could do.  The last column is lead
+# told them (`slots`).  Run after `make check`,
 # which builds the oracle:
 #   CUPACE_PACER_PATH=build/plugins/.libs:build/tests/plugins/.libs doc/floor.sh build/cupace
 set -eu
@@ -55,19 +56,20 @@ floor() {  # NAME CONFIG [--set ...]: one table row
   told=$(best "$cpus" 0 "$@")
   blind=$(best "$cpus" 1 "$@")
   # shellcheck disable=SC2068
-  "$cupace" ab $@ -q --seeds $seeds --baseline greedy --pacer greedy --pacer lead --json "$tmp" \
-    >/dev/null 2>&1 || true
+  "$cupace" ab $@ -q --seeds $seeds --baseline greedy --pacer greedy --pacer lead --pacer told \
+    --set pacer.told.plugin=lead --set pacer.told.slots="$cpus" --json "$tmp" >/dev/null 2>&1 || true
   l=$(cell lead)
-  echo "$name $cpus | $told | $blind | $l" | awk -F' [|] ' '
+  t=$(cell told)
+  echo "$name $cpus | $told | $blind | $l | $t" | awk -F' [|] ' '
     function show(s,   a) { if (split(s, a, " ") < 5) return "none within 1% | "
                             return sprintf("%d + %d: %.3f / %.3f / %.2f | ", a[4], a[5], a[1], a[2], a[3]) }
-    { split($1, h, " "); split($3, b, " "); split($4, l, " ")
-      printf "| %s | %d | %s%s%.3f / %.3f / %.2f | %s |\n", h[1], h[2], show($2), show($3), l[1], l[2], l[3],
-        (b[3] > 0 ? sprintf("%.2f", l[3] / b[3]) : "") }'
+    { split($1, h, " "); split($3, b, " "); split($4, l, " "); split($5, t, " ")
+      printf "| %s | %d | %s%s%.3f / %.3f / %.2f | %s | %.3f / %.3f / %.2f |\n", h[1], h[2], show($2), show($3),
+        l[1], l[2], l[3], (b[3] > 0 ? sprintf("%.2f", l[3] / b[3]) : ""), t[1], t[2], t[3] }'
 }
 
-echo "| scenario | cpu_slots | oracle told the slots | oracle blind until a synthesis ends | lead | lead / blind floor |"
-echo "| --- | --- | --- | --- | --- | --- |"
+echo "| scenario | cpu_slots | oracle told the slots | oracle blind until a synthesis ends | lead | lead / blind floor | lead told the slots |"
+echo "| --- | --- | --- | --- | --- | --- | --- |"
 for f in "$here"/conf/cupace.ini "$here"/conf/scenarios/*.ini; do
   floor "$(basename "$f")" "$f"
 done

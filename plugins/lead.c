@@ -37,6 +37,8 @@
  *    "at most" (n never fell below the limit) and the GPUs idle with nothing
  *    waiting while work is pending, which is when the CPU is the bottleneck
  *    and a synthesis more buys nothing, it lets n fall until they say more.
+ *    An operator who knows the slots can say them (`slots`): then no more
+ *    are started from the first dispatch on, before any synthesis ends.
  *  - Safety stock: z standard deviations of the partitions that arrive
  *    during one lead.  Dispatches spaced 1/mu apart with lead times of
  *    spread sigma_S give that count a variance of mu sigma_S / sqrt(pi);
@@ -66,6 +68,7 @@
 struct lead_state {
     double alpha;                   /* EMA gain of GPU times, per device's completion */
     double z;                       /* safety stock, in standard deviations */
+    uint64_t slots;                 /* the CPU's synthesis slots if told; 0: learnt */
     /* GPU */
     double proc_ns, dev_ns;
     double batch_var;               /* spread of device time, from batch means (below) */
@@ -99,10 +102,15 @@ static int lead_init(void *state, const struct cupace_params *p, char *err, size
     struct lead_state *st = state;
 
     if (pace_alpha_init(p, 0.4, &st->alpha, err, errlen) < 0 ||
-        p->get_f64(p->ctx, "safety", 3.0, &st->z) < 0)
+        p->get_f64(p->ctx, "safety", 3.0, &st->z) < 0 ||
+        p->get_u64(p->ctx, "slots", 0, &st->slots) < 0)
         return -1;
     if (!(st->z >= 0 && st->z <= 10)) {
         snprintf(err, errlen, "safety must be from 0 to 10 standard deviations");
+        return -1;
+    }
+    if (st->slots > 1000000) {
+        snprintf(err, errlen, "slots must be from 1 to 1000000 syntheses, or 0 to learn them");
         return -1;
     }
     return 0;
@@ -236,6 +244,8 @@ static double gpu_rate(const struct lead_state *st, const struct cupace_signals 
  * every dip of n, down past the limit. */
 static uint64_t cap(const struct lead_state *st)
 {
+    if (st->slots)
+        return st->slots;
     if (!st->cpu.slots)
         return UINT64_MAX;
     if (!st->cpu.under && st->drain_level > st->cpu.slots)
@@ -260,7 +270,7 @@ static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
     /* never down to nothing: with none in synthesis no synthesis ends, and
      * the level would hold for good */
     uint64_t floor_n = st->cpu.least > 1 ? st->cpu.least : 1;
-    int unsure = !(st->cpu.over && st->cpu.under);
+    int unsure = !st->slots && !(st->cpu.over && st->cpu.under);
 
     if (st->drain_from) {
         if (unsure && n > floor_n && n > st->drain_from - st->drain_from / 4)
@@ -320,8 +330,9 @@ static int lead_describe(void *state, char *buf, size_t len)
 
     return snprintf(buf, len, "rate_per_s=%.4g lead_s=%.4g slots=%u slots_known=%d safety=%.3g "
                     "target=%.3g position=%.3g overlap=%d interval_s=%.4g",
-                    st->mu * 1e9, st->lead_ns / 1e9, st->cpu.slots,
-                    st->cpu.over && st->cpu.under, st->safety, st->target,
+                    st->mu * 1e9, st->lead_ns / 1e9,
+                    st->slots ? (unsigned)st->slots : st->cpu.slots,
+                    st->slots || (st->cpu.over && st->cpu.under), st->safety, st->target,
                     st->position, st->overlap,
                     st->last_interval == CUPACE_PACE_HOLD ? -1.0 : (double)st->last_interval / 1e9);
 }

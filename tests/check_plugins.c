@@ -786,6 +786,28 @@ START_TEST(lead_survives_any_signals)
 }
 END_TEST
 
+START_TEST(lead_told_the_slots_caps_from_the_start)
+{
+    struct ctl c;
+    struct cupace_signals s;
+
+    /* nothing has ended yet: unset, lead fills; told 6, it starts 6 */
+    ctl_open(&c, "lead", "[pacer.lead]\nslots = 6\n");
+    init_signals(&s, 2);
+    s.in_synthesis = 5;
+    ck_assert_uint_eq(interval(&c, &s), 0);
+    s.in_synthesis = 6;
+    ck_assert_uint_eq(interval(&c, &s), CUPACE_PACE_HOLD);
+    ck_assert_double_eq(described(&c, "slots"), 6);
+    ctl_close(&c);
+    ctl_open(&c, "lead", "");
+    ck_assert_uint_eq(interval(&c, &s), 0);
+    ctl_close(&c);
+    ck_assert(ctl_refused("lead", "[pacer.lead]\nslots = 2000000\n", "slots must"));
+    ck_assert(ctl_refused("lead", "[pacer.lead]\nsafety = 11\n", "safety must"));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("plugins");
@@ -816,6 +838,7 @@ int main(void)
     tcase_add_test(tc, lead_probes_a_cpu_bound_pipeline_down_to_its_slots);
     tcase_add_loop_test(tc, lead_never_holds_with_nothing_in_synthesis, 0, 6);
     tcase_add_loop_test(tc, lead_survives_any_signals, 0, 4);
+    tcase_add_test(tc, lead_told_the_slots_caps_from_the_start);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }
