@@ -48,7 +48,8 @@
  *
  * Within one partition of B it paces at 1/mu; above B it holds until the
  * GPUs take one.  Until the first GPU completion nothing is known and it
- * dispatches as fast as memory and slots allow.
+ * dispatches as fast as memory and the engine's slots allow (and no more
+ * than `slots`, if told).
  */
 #include <math.h>
 #include <stdio.h>
