@@ -285,7 +285,9 @@ static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
         return 0;
     if (st->drain_end && st->level_seen < LEVEL_SEEN)
         return n >= st->drain_level && st->drain_level >= floor_n;
-    if (st->have_gpu && st->starved > 0.5 && n > floor_n) {
+    /* a drain shows only what runs unstretched at fewer: once some are seen
+     * to, only n above the levels seen could say more */
+    if (st->have_gpu && st->starved > 0.5 && n > floor_n && !st->cpu.under) {
         st->drain_from = n;
         return 1;
     }
