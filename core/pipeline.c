@@ -281,6 +281,11 @@ void cupace_pipeline_arrive(struct cupace_pipeline *pl, uint64_t now)
     if (!pl->started) {
         pl->started = 1;
         pl->t_first = pl->t_last = pl->t_end = now;
+        /* in real time the arrival is seen a little after it was due; a
+         * job's latency runs from when it was due, so the makespan does too,
+         * or the first job's latency would exceed it */
+        if (job->arrival_ns < now)
+            pl->t_first = job->arrival_ns;
     }
     account(pl, now);
     pl->arrived_end = job->first + job->count;

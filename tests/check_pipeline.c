@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "pipeline.h"
+#include "result.h"
 #include "testutil.h"
 
 /* The test's own view: which device holds each partition on the GPU, and a
@@ -259,6 +260,39 @@ START_TEST(memory_gate_waits_for_room)
 }
 END_TEST
 
+/* In real time an arrival is seen a little after it was due, and a job's
+ * latency runs from when it was due: so does the makespan, or the first
+ * job's latency would exceed it (the soak found a job 1 us longer than its
+ * run). */
+START_TEST(makespan_starts_when_the_first_job_was_due)
+{
+    struct cupace_err err;
+    struct cupace_config *cfg = tu_config("[workload]\njobs = 1\npartitions_per_job = 1\n", &err);
+    struct cupace_pipeline pl;
+    struct cupace_result res;
+    uint32_t id;
+
+    ck_assert_msg(cfg != NULL, "%s", err.msg);
+    ck_assert(cupace_pipeline_init(&pl, cfg, &err) == 0);
+    cupace_pipeline_arrive(&pl, 7000);      /* due at 0, seen 7 us late */
+    id = cupace_pipeline_dispatch(&pl, 7000);
+    ck_assert_int_eq(cupace_pipeline_synth_end(&pl, 20000, id), 0);
+    ck_assert_uint_eq(cupace_pipeline_take(&pl, 20000, 0), id);
+    ck_assert_int_eq(cupace_pipeline_prep_end(&pl, 21000, id, 0), 0);
+    cupace_pipeline_kernel_start(&pl, 21000, id, 0, 1000, 1000);
+    ck_assert_int_eq(cupace_pipeline_kernel_end(&pl, 22000, id, 0), 0);
+    ck_assert_int_eq(cupace_pipeline_gpu_done(&pl, 23000, id, 0, 1000), 0);
+    memset(&res, 0, sizeof res);
+    cupace_result_from_pipeline(&res, &pl);
+    ck_assert_double_eq_tol(res.makespan_s, 23e-6, 1e-12);
+    ck_assert_double_eq_tol(res.job_latency.max, 23e-6, 1e-12);
+    ck_assert_msg(res.invariants_ok, "%s", res.broken ? res.broken : "");
+    cupace_result_free(&res);
+    cupace_pipeline_free(&pl);
+    cupace_config_free(cfg);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("pipeline");
@@ -268,6 +302,7 @@ int main(void)
     tcase_add_test(tc, random_transitions_with_jobs_added_keep_every_invariant);
     tcase_add_test(tc, add_job_refuses_what_could_never_run);
     tcase_add_test(tc, memory_gate_waits_for_room);
+    tcase_add_test(tc, makespan_starts_when_the_first_job_was_due);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }

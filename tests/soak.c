@@ -85,12 +85,13 @@ static void put(struct scenario *sc, const char *fmt, ...)
 
 static const char *const dists[] = { "fixed", "lognormal", "gamma", "exponential" };
 
-/* [pacer.soak]: one of the shipped controllers, or the test-only recorder
- * (greedy, and it checks the signal contract on every call). */
+/* [pacer.soak]: one of the shipped controllers (lead mostly learning the
+ * CPU's slots, now and then told them), or the test-only recorder (greedy,
+ * and it checks the signal contract on every call). */
 static void draw_pacer(struct scenario *sc)
 {
     put(sc, "[pacer]\nname = soak\n[pacer.soak]\n");
-    switch (pick(0, 4)) {
+    switch (pick(0, 5)) {
     case 0:
         put(sc, "plugin = proctime\ntarget = %llu\nkp = %.3f\nki = %.4f\nalpha = %.3f\n",
             (unsigned long long)pick(1, 16), 0.05 + 2 * unit(), 0.05 * unit(), 0.05 + 0.95 * unit());
@@ -103,6 +104,10 @@ static void draw_pacer(struct scenario *sc)
         break;
     case 3:
         put(sc, "plugin = window\nwindow = %llu\n", (unsigned long long)pick(1, 64));
+        break;
+    case 4:
+        put(sc, "plugin = lead\nsafety = %.2f\nslots = %llu\n", 4 * unit(),
+            (unsigned long long)(pick(0, 2) ? 0 : pick(1, 64)));
         break;
     default:
         put(sc, "plugin = recorder\n");
