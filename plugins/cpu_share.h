@@ -56,7 +56,6 @@
 #define CPU_SHARE_GAIN (1.0 / 256)  /* the averages span about 256 syntheses */
 #define CPU_SHARE_OVER 6.0          /* nats: a ratio of e^6 before a limit is believed */
 #define CPU_SHARE_UNDER 2.0         /* nats: e^2 before "ran unstretched" is */
-#define CPU_SHARE_VAR_FLOOR 1e-4    /* (log w), a 1% spread */
 #define CPU_SHARE_PICK 0.25         /* nats: within this of the peak, take the most slots */
 
 struct cpu_share_ended { uint64_t start, end; };
@@ -124,10 +123,7 @@ static inline double cpu_share_score(const struct cpu_share_fit *f, unsigned c)
 {
     double var = f->lw2[c] - f->lw[c] * f->lw[c];
 
-    /* a spread under 1% is not told apart from none: without the floor,
-     * syntheses of equal work (a batch that ended at one instant) make the
-     * likelihood infinite and rounding picks the slots */
-    return f->lr[c] - f->lw[c] - 0.5 * log(var > CPU_SHARE_VAR_FLOOR ? var : CPU_SHARE_VAR_FLOOR);
+    return f->lr[c] - f->lw[c] - 0.5 * log(var > 1e-12 ? var : 1e-12);
 }
 
 /* How much less likely than the best each c is, in nats over what is

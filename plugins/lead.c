@@ -313,6 +313,8 @@ static uint64_t lead_interval(void *state, const struct cupace_signals *s)
     var = st->mu * sqrt(st->synth_var) * INV_SQRT_PI + st->mu * st->lead_ns * cv2;
     st->safety = st->z * sqrt(var);
     st->target = st->mu * st->lead_ns + st->safety;
+    if (st->target < 1)
+        st->target = 1;             /* zero-length synthesis: one in the pipe, not none */
     st->position = (double)(s->waiting + s->in_synthesis);
     if (s->in_synthesis >= cap(st))
         return st->last_interval = CUPACE_PACE_HOLD;  /* the CPU is full */

@@ -808,6 +808,51 @@ START_TEST(lead_told_the_slots_caps_from_the_start)
 }
 END_TEST
 
+START_TEST(lead_keeps_one_in_the_pipe_when_synthesis_takes_no_time)
+{
+    struct ctl c;
+    struct cupace_signals s;
+
+    /* synthesis of no length: lead (0) and safety (0) make a target of 0,
+     * and an empty pipeline is not below it; work pending with none in the
+     * pipe must still be dispatched, or the run stalls */
+    ctl_open(&c, "lead", "");
+    init_signals(&s, 2);
+    s.in_synthesis = 0;
+    lead_start(&c, &s);
+    lead_steady(&c, &s, 50, 2.5e9, 5e9, 2.5e9, 0, 0, 0);
+    s.waiting = s.in_synthesis = s.gpu_busy_workers = 0;
+    ck_assert_uint_ne(interval(&c, &s), CUPACE_PACE_HOLD);
+    ctl_close(&c);
+}
+END_TEST
+
+START_TEST(lead_told_the_slots_never_probes_below_them)
+{
+    struct lead_ps l = { .fed = 0 };
+    struct ps_model m;
+    unsigned least = 99, most = 0;
+
+    /* 12 CPUs, told so, the GPUs starved: it keeps 12 in synthesis, where
+     * unknown slots would have it let n fall to learn them */
+    ctl_open(&l.c, "lead", "[pacer.lead]\nslots = 12\n");
+    ps_init(&m, 12, 30, 0.15, 13, lead_ps_observe, &l);
+    m.may_start = lead_ps_may_start;
+    while (m.now < 1500) {
+        ps_run(&m, m.now + 5, 18);
+        if (m.now > 120 && m.n < least)   /* past the first syntheses' short ends */
+            least = m.n;
+        if (m.n > most)
+            most = m.n;
+    }
+    ck_assert_uint_eq(most, 12);
+    ck_assert_msg(least >= 11, "n fell to %u, told 12 slots", least);
+    interval(&l.c, &m.sig);
+    ck_assert_int_eq((int)described(&l.c, "slots_known"), 1);
+    ctl_close(&l.c);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("plugins");
@@ -839,6 +884,8 @@ int main(void)
     tcase_add_loop_test(tc, lead_never_holds_with_nothing_in_synthesis, 0, 6);
     tcase_add_loop_test(tc, lead_survives_any_signals, 0, 4);
     tcase_add_test(tc, lead_told_the_slots_caps_from_the_start);
+    tcase_add_test(tc, lead_keeps_one_in_the_pipe_when_synthesis_takes_no_time);
+    tcase_add_test(tc, lead_told_the_slots_never_probes_below_them);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }

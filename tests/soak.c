@@ -207,8 +207,10 @@ static void draw(struct scenario *sc, int realtime)
     put(sc, "[workload]\npartition_memory = %lluMiB\nrelease_at_kernel = %lluMiB\n",
         (unsigned long long)pmem, (unsigned long long)pick(0, pmem));
     draw_arrivals(sc, max_ms);
+    /* now and then no synthesis time at all (lead's target was 0 there) */
     put(sc, "synth_time = %llums\nsynth_cv = %.3f\nsynth_dist = %s\ncpu_slots = %llu\n",
-        some_ms(max_ms), unit(), dists[pick(0, 3)], (unsigned long long)pick(1, 64));
+        pick(0, 15) ? some_ms(max_ms) : 0ULL, unit(), dists[pick(0, 3)],
+        (unsigned long long)pick(1, 64));
     put(sc, "gpu_prep = %llums\ngpu_kernel = %llums\ngpu_epilogue = %llums\ngpu_cv = %.3f\n"
         "gpu_dist = %s\ngpu_exclusive = %s\ncontention = %.2f\n",
         some_ms(max_ms / 10), some_ms(max_ms / 5), some_ms(max_ms / 10), unit(),
