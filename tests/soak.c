@@ -100,7 +100,10 @@ static void draw_pacer(struct scenario *sc)
         put(sc, "plugin = intercompletion\nrequire_waiting = %s\n", pick(0, 1) ? "yes" : "no");
         break;
     case 2:
-        put(sc, "plugin = fixed\ninterval = %llums\n", pick(0, 1) ? some_ms(2000) : 0ULL);
+        /* in real time a few ms at most: 2 s between dispatches there made
+         * one run of 200 partitions take minutes */
+        put(sc, "plugin = fixed\ninterval = %llums\n",
+            pick(0, 1) ? some_ms(sc->realtime ? 20 : 2000) : 0ULL);
         break;
     case 3:
         put(sc, "plugin = window\nwindow = %llu\n", (unsigned long long)pick(1, 64));
