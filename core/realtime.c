@@ -174,6 +174,7 @@ struct cupace_rt {
     uint32_t *ended;                    /* jobs ended, [ended_head, nended) not yet reported;
                                            room for every job, grown by submit */
     size_t ended_head, nended, capended;
+    uint64_t unreported_parts;          /* partitions of the jobs ended and not yet reported */
     int accepting;                      /* past set-up: submissions are taken */
     int closed;                         /* cupace_rt_close: no more */
     int over;                           /* the dispatcher left its loop */
@@ -436,6 +437,7 @@ static void on_job_end(void *ctx, uint32_t job)
         return;
     }
     rt->ended[rt->nended++] = job;
+    rt->unreported_parts += rt->pl.jobs[job].count;
     if (rt->dispatcher_waiting) {
         rt->dispatcher_waiting = 0;
         pthread_cond_signal(&rt->dispatcher_cv);
@@ -475,17 +477,23 @@ static void report_ended(struct cupace_rt *rt)
 
         if (n > sizeof box / sizeof *box)
             n = sizeof box / sizeof *box;
-        for (size_t i = 0; i < n; i++)
+        uint64_t parts = 0;
+
+        for (size_t i = 0; i < n; i++) {
             box[i] = job_end(rt, rt->ended[rt->ended_head + i], now);
+            parts += rt->pl.jobs[rt->ended[rt->ended_head + i]].count;
+        }
         rt->ended_head += n;
         if (rt->ended_head == rt->nended)
             rt->ended_head = rt->nended = 0;
-        if (!rt->opts.job_done)
-            continue;
-        pthread_mutex_unlock(&rt->lock);
-        for (size_t i = 0; i < n; i++)
-            rt->opts.job_done(rt->opts.job_done_ctx, &box[i]);
-        pthread_mutex_lock(&rt->lock);
+        if (rt->opts.job_done) {
+            pthread_mutex_unlock(&rt->lock);
+            for (size_t i = 0; i < n; i++)
+                rt->opts.job_done(rt->opts.job_done_ctx, &box[i]);
+            pthread_mutex_lock(&rt->lock);
+        }
+        /* only now are they off the submitter's books (cupace_rt_credit) */
+        rt->unreported_parts -= parts < rt->unreported_parts ? parts : rt->unreported_parts;
     }
 }
 
@@ -1539,6 +1547,10 @@ uint64_t cupace_rt_credit(struct cupace_rt *rt, uint64_t horizon_ns, int *idle)
     if (per == 0)
         per = 1;
     room = (pl->mem_budget - pl->mem_reserved) / per;
+    /* the memory of jobs that ended is free before their ends are reported,
+     * and until then their submitter still holds them: credit for them now
+     * would let it hold more than the budget admits */
+    room = room > rt->unreported_parts ? room - rt->unreported_parts : 0;
     if (pending == 0 && in_flight == 0)
         rate = UINT64_MAX;          /* idle: the controller's last answer is of another time */
     else if (rt->disp.held || rt->disp.last_interval == CUPACE_PACE_HOLD)
