@@ -189,15 +189,6 @@ START_TEST(equal_works_ending_together_are_no_evidence)
 }
 END_TEST
 
-/* xorshift for the signals below */
-static uint64_t next(uint64_t *x)
-{
-    *x ^= *x << 13;
-    *x ^= *x >> 7;
-    *x ^= *x << 17;
-    return *x;
-}
-
 START_TEST(any_signals_at_all_are_survived)
 {
     struct cpu_share *cs = calloc(1, sizeof *cs);
@@ -209,7 +200,7 @@ START_TEST(any_signals_at_all_are_survived)
      * be the plugin's crash (the sanitized runs check the arithmetic) */
     memset(&sig, 0, sizeof sig);
     for (int k = 0; k < 50000; k++) {
-        uint64_t r = next(&x);
+        uint64_t r = ps_xorshift(&x);
 
         switch (r % 8) {
         case 0: sig.now_ns += r >> 40; break;

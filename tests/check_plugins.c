@@ -763,12 +763,8 @@ START_TEST(lead_survives_any_signals)
     ctl_open(&c, "lead", "");
     init_signals(&s, 2);
     for (int k = 0; k < 50000; k++) {
-        uint64_t r;
+        uint64_t r = ps_xorshift(&x);
 
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        r = x;
         switch (r % 8) {
         case 0: s.now_ns += r >> 36; break;
         case 1: s.now_ns = r % 3 ? s.now_ns : r >> 8; break;

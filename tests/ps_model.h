@@ -31,12 +31,18 @@ struct ps_model {
     void *ctx;
 };
 
+/* xorshift64: the model's draws, and the suites' random signals */
+static inline uint64_t ps_xorshift(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
 static inline double uniform(struct ps_model *m)
 {
-    m->rng ^= m->rng << 13;
-    m->rng ^= m->rng >> 7;
-    m->rng ^= m->rng << 17;
-    return ((double)(m->rng >> 11) + 0.5) / 9007199254740992.0;
+    return ((double)(ps_xorshift(&m->rng) >> 11) + 0.5) / 9007199254740992.0;
 }
 
 static inline double lognormal(struct ps_model *m)
