@@ -621,6 +621,55 @@ START_TEST(lead_fills_at_once_after_an_idle_gap)
 }
 END_TEST
 
+/* Synthesis alternating 25 s and 35 s (a spread of 5 s) for STEPS
+ * completions.  In a backlog all the work arrived at the start, so what
+ * is pending falls with each dispatch; in a stream it keeps arriving. */
+static void lead_jittery(struct ctl *c, struct cupace_signals *s, int steps, int backlog)
+{
+    uint64_t work = s->pending + s->dispatched;
+
+    for (int i = 0; i < steps; i++) {
+        lead_steady(c, s, 1, 2.5e9, 5e9, 2.5e9, i % 2 ? 25e9 : 35e9, 1, 2);
+        if (backlog)
+            s->pending = work - s->dispatched;
+    }
+}
+
+/* The last partitions have none behind them to cover a late synthesis:
+ * once what is left of a backlog is needed within a synthesis and three
+ * of its spreads (lognormal: 30 s x 1.62, 19 partitions at 0.4/s), all
+ * of it goes at once.  In a stream more will come, and it paces as ever. */
+START_TEST(lead_sends_the_last_of_a_backlog_at_once)
+{
+    struct ctl c;
+    struct cupace_signals s;
+    double target;
+
+    for (int backlog = 0; backlog <= 1; backlog++) {
+        uint64_t near_end = backlog ? 0 : CUPACE_PACE_HOLD;
+
+        ctl_open(&c, "lead", "");
+        init_signals(&s, 2);
+        s.in_synthesis = 12;
+        lead_start(&c, &s);
+        lead_jittery(&c, &s, 300, backlog);
+        interval(&c, &s);
+        target = described(&c, "target");
+        ck_assert_msg(target > 14 && target < 17, "target %.2f", target);
+        /* far from the end: one out, one in */
+        ck_assert_uint_eq(lead_at(&c, &s, ceil(target)), CUPACE_PACE_HOLD);
+        /* near it, whatever has arrived so far */
+        s.dispatched += s.pending - 2;
+        s.pending = 2;
+        ck_assert_uint_eq(lead_at(&c, &s, ceil(target)), near_end);
+        s.dispatched -= 9;
+        s.pending = 11;                 /* 16 + 11 is later than 19 */
+        ck_assert_uint_eq(lead_at(&c, &s, ceil(target)), CUPACE_PACE_HOLD);
+        ctl_close(&c);
+    }
+}
+END_TEST
+
 START_TEST(lead_follows_a_2x_slowdown_within_5_completions)
 {
     struct ctl c;
@@ -874,6 +923,7 @@ int main(void)
     tcase_add_test(tc, lead_app_limited_samples_only_raise);
     tcase_add_test(tc, lead_safety_stock_follows_jitter);
     tcase_add_test(tc, lead_fills_at_once_after_an_idle_gap);
+    tcase_add_test(tc, lead_sends_the_last_of_a_backlog_at_once);
     tcase_add_test(tc, lead_follows_a_2x_slowdown_within_5_completions);
     tcase_add_test(tc, lead_caps_synthesis_at_the_cpus_slots);
     tcase_add_test(tc, lead_probes_a_cpu_bound_pipeline_down_to_its_slots);
