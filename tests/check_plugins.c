@@ -697,13 +697,19 @@ END_TEST
 /* lead on the processor-sharing model: every synthesis that ends goes to
  * the GPU at once (kernels 2.5 s, workers 5 s: 0.4/s); `fed`: the GPU queue
  * holds one and both workers are busy, else both idle with nothing waiting. */
-struct lead_ps { struct ctl c; int fed; uint64_t last_done; };
+/* WORK: all there is, arrived at the start (0: always more pending) */
+struct lead_ps { struct ctl c; int fed; uint64_t last_done, work; };
+
+static uint64_t lead_ps_pending(const struct lead_ps *l, const struct cupace_signals *s)
+{
+    return !l->work ? 1000 : l->work > s->dispatched ? l->work - s->dispatched : 0;
+}
 
 static void lead_ps_observe(void *ctx, struct cupace_signals *s)
 {
     struct lead_ps *l = ctx;
 
-    s->pending = 1000;
+    s->pending = lead_ps_pending(l, s);
     s->waiting = l->fed ? 1 : 0;
     s->gpu_busy_workers = l->fed ? 2 : 0;
     s->gpu_done += s->synth_done - l->last_done;
@@ -717,7 +723,7 @@ static int lead_ps_may_start(void *ctx, const struct cupace_signals *s)
 {
     struct lead_ps *l = ctx;
 
-    return interval(&l->c, s) == 0;
+    return lead_ps_pending(l, s) > 0 && interval(&l->c, s) == 0;
 }
 
 START_TEST(lead_caps_synthesis_at_the_cpus_slots)
@@ -777,6 +783,64 @@ START_TEST(lead_probes_a_cpu_bound_pipeline_down_to_its_slots)
     ck_assert_msg(least_n >= 5, "n fell to %u after the probe, with 6 CPUs", least_n);
     ck_assert_msg(m.n >= 5 && m.n <= 7, "n %u at the end", m.n);
     ctl_close(&l.c);
+}
+END_TEST
+
+START_TEST(lead_drains_the_level_not_a_batch_end)
+{
+    struct lead_ps l = { .fed = 0 };
+    struct ps_model m;
+    unsigned least = 18;
+
+    /* 9 CPUs under 18, equal works: each batch ends all at once, and for an
+     * instant n is near none.  A drain takes down the level n was at, a
+     * quarter, not what is left at that instant, which would hold n near
+     * none for a whole synthesis */
+    ctl_open(&l.c, "lead", "");
+    ps_init(&m, 9, 30, 0, 3, lead_ps_observe, &l);
+    m.may_start = lead_ps_may_start;
+    for (unsigned batch = 1; batch <= 8; batch++) {
+        /* up to the batch's end; then its ends all come before lead is
+         * asked, as the engine takes the events of one instant */
+        ps_run(&m, 60.0 * batch - 0.1, 18);
+        ps_run(&m, 60.0 * batch + 0.1, 0);
+        while (m.now < 60.0 * batch + 59) {
+            ps_run(&m, m.now + 1, 18);
+            if (m.n < least)
+                least = m.n;
+        }
+    }
+    ck_assert_msg(least >= 6, "n held at %u with 9 CPUs", least);
+    ctl_close(&l.c);
+}
+END_TEST
+
+/* The time a backlog of WORK syntheses takes on CPUS, 18 at a time, with
+ * lead dispatching (or, without it, as many as there are workers). */
+static double lead_ps_backlog(int with_lead, unsigned cpus, uint64_t work)
+{
+    struct lead_ps l = { .fed = 0, .work = work };
+    struct ps_model m;
+
+    ctl_open(&l.c, with_lead ? "lead" : "fixed", with_lead ? "" : "[pacer.fixed]\ninterval = 0\n");
+    ps_init(&m, cpus, 30, 0.15, 4, lead_ps_observe, &l);
+    m.may_start = lead_ps_may_start;
+    while (m.sig.synth_done < work && m.now < 10000)
+        ps_run(&m, m.now + 1, 18);
+    ctl_close(&l.c);
+    return m.now;
+}
+
+START_TEST(lead_never_probes_the_last_of_the_work)
+{
+    /* 16 CPUs under 18, the GPUs starved, and fewer left to dispatch than
+     * are in synthesis: a drain would idle CPUs for good, since no work is
+     * left to gain from what it shows; the backlog ends as soon as with
+     * no pacing at all */
+    double paced = lead_ps_backlog(1, 16, 35), unpaced = lead_ps_backlog(0, 16, 35);
+
+    ck_assert_msg(paced <= unpaced + 1, "the last of the work took %.0f s, %.0f s unpaced", paced,
+                  unpaced);
 }
 END_TEST
 
@@ -927,6 +991,8 @@ int main(void)
     tcase_add_test(tc, lead_follows_a_2x_slowdown_within_5_completions);
     tcase_add_test(tc, lead_caps_synthesis_at_the_cpus_slots);
     tcase_add_test(tc, lead_probes_a_cpu_bound_pipeline_down_to_its_slots);
+    tcase_add_test(tc, lead_drains_the_level_not_a_batch_end);
+    tcase_add_test(tc, lead_never_probes_the_last_of_the_work);
     tcase_add_loop_test(tc, lead_never_holds_with_nothing_in_synthesis, 0, 6);
     tcase_add_loop_test(tc, lead_survives_any_signals, 0, 4);
     tcase_add_test(tc, lead_told_the_slots_caps_from_the_start);
