@@ -514,6 +514,27 @@ START_TEST(lead_target_is_rate_times_lead)
 }
 END_TEST
 
+START_TEST(lead_is_not_fooled_by_the_first_fills_short_syntheses)
+{
+    struct ctl c;
+    struct cupace_signals s;
+
+    /* the first fill (16) starts together, so its short syntheses end
+     * first: 12 of 15 s, then 45 s; an epoch of them is no fair sample of
+     * the lead, which is 30 s from then on */
+    ctl_open(&c, "lead", "");
+    init_signals(&s, 2);
+    s.in_synthesis = 12;
+    lead_start(&c, &s);
+    lead_steady(&c, &s, 12, 2.5e9, 5e9, 2.5e9, 15e9, 1, 2);
+    lead_steady(&c, &s, 6, 2.5e9, 5e9, 2.5e9, 45e9, 1, 2);
+    lead_steady(&c, &s, 30, 2.5e9, 5e9, 2.5e9, 30e9, 1, 2);
+    interval(&c, &s);
+    ck_assert_msg(described(&c, "lead_s") > 27, "lead %.1f s", described(&c, "lead_s"));
+    ctl_close(&c);
+}
+END_TEST
+
 START_TEST(lead_sees_overlapping_kernels)
 {
     struct ctl c;
@@ -984,6 +1005,7 @@ int main(void)
     tcase_add_test(tc, proctime_seed_keys_reproduce_the_seed);
     tcase_add_test(tc, lead_target_is_rate_times_lead);
     tcase_add_test(tc, lead_sees_overlapping_kernels);
+    tcase_add_test(tc, lead_is_not_fooled_by_the_first_fills_short_syntheses);
     tcase_add_test(tc, lead_app_limited_samples_only_raise);
     tcase_add_test(tc, lead_safety_stock_follows_jitter);
     tcase_add_test(tc, lead_fills_at_once_after_an_idle_gap);

@@ -518,6 +518,28 @@ START_TEST(proctime_matches_greedy_on_every_scenario)
 }
 END_TEST
 
+/* Where the memory budget, not the CPU, keeps the pipeline short of
+ * mu x L (42 partitions' budget, 54 needed), the GPUs starve whatever is
+ * done, and lead must not read it as a CPU to probe: it once drained 42
+ * in synthesis to 18 on 48 CPUs, 1.17 of greedy's makespan. */
+START_TEST(lead_never_probes_a_budget_bound_pipeline)
+{
+    const char *sets[] = { "engine.devices=3", "engine.workers_per_device=3", "engine.synth_workers=48",
+                           "workload.cpu_slots=48", "workload.synth_time=45s", "workload.synth_cv=0.5",
+                           "workload.synth_dist=gamma", "workload.gpu_cv=0.02",
+                           "engine.memory_budget=600GiB" };
+    struct cupace_config *cfg = scenario("cupace.ini", sets, sizeof sets / sizeof sets[0]);
+    struct cupace_result l, g;
+
+    tu_run_cfg(cfg, "lead", &l);
+    tu_run_cfg(cfg, "greedy", &g);
+    ck_assert_msg(l.makespan_s <= 1.05 * g.makespan_s, "lead %.1f s, greedy %.1f s", l.makespan_s,
+                  g.makespan_s);
+    ck_assert(l.invariants_ok && g.invariants_ok);
+    cupace_config_free(cfg);
+}
+END_TEST
+
 /* The oracle doc/floor.sh measures floors with: told the CPU's slots, it
  * keeps them full and no more, so on synth-bound (6 slots) it keeps
  * greedy's makespan on well under half greedy's memory (greedy's 18
@@ -620,6 +642,7 @@ int main(void)
     tcase_add_test(seed, seed_case_proctime_keeps_the_gpu_fed);
     tcase_add_test(seed, seed_failure_is_reproduced_on_bursts);
     tcase_add_test(seed, proctime_matches_greedy_on_every_scenario);
+    tcase_add_test(seed, lead_never_probes_a_budget_bound_pipeline);
     tcase_add_test(seed, the_floor_oracle_keeps_the_cpu_full_and_no_more);
     suite_add_tcase(s, units);
     suite_add_tcase(s, model);
