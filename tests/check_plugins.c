@@ -837,13 +837,14 @@ START_TEST(lead_drains_the_level_not_a_batch_end)
 END_TEST
 
 /* The time a backlog of WORK syntheses takes on CPUS, 18 at a time, with
- * lead dispatching (or, without it, as many as there are workers). */
-static double lead_ps_backlog(int with_lead, unsigned cpus, uint64_t work)
+ * lead dispatching (configured by LEAD_CONF), or without it (NULL) as
+ * many as there are workers. */
+static double lead_ps_backlog(const char *lead_conf, unsigned cpus, uint64_t work)
 {
     struct lead_ps l = { .fed = 0, .work = work };
     struct ps_model m;
 
-    ctl_open(&l.c, with_lead ? "lead" : "fixed", with_lead ? "" : "[pacer.fixed]\ninterval = 0\n");
+    ctl_open(&l.c, lead_conf ? "lead" : "fixed", lead_conf ? lead_conf : "[pacer.fixed]\ninterval = 0\n");
     ps_init(&m, cpus, 30, 0.15, 4, lead_ps_observe, &l);
     m.may_start = lead_ps_may_start;
     while (m.sig.synth_done < work && m.now < 10000)
@@ -858,10 +859,23 @@ START_TEST(lead_never_probes_the_last_of_the_work)
      * are in synthesis: a drain would idle CPUs for good, since no work is
      * left to gain from what it shows; the backlog ends as soon as with
      * no pacing at all */
-    double paced = lead_ps_backlog(1, 16, 35), unpaced = lead_ps_backlog(0, 16, 35);
+    double paced = lead_ps_backlog("", 16, 35), unpaced = lead_ps_backlog(NULL, 16, 35);
 
     ck_assert_msg(paced <= unpaced + 1, "the last of the work took %.0f s, %.0f s unpaced", paced,
                   unpaced);
+}
+END_TEST
+
+START_TEST(lead_ends_a_cpu_bound_backlog_together)
+{
+    /* 6 CPUs under 18, told: capped at 6, the last one to start would run
+     * alone to the end while the other CPUs idle; the last six go at
+     * once, and ending together under processor sharing they keep every
+     * CPU busy to the end, as unpaced */
+    double paced = lead_ps_backlog("[pacer.lead]\nslots = 6\n", 6, 60);
+    double unpaced = lead_ps_backlog(NULL, 6, 60);
+
+    ck_assert_msg(paced <= unpaced + 2, "the backlog took %.0f s, %.0f s unpaced", paced, unpaced);
 }
 END_TEST
 
@@ -1015,6 +1029,7 @@ int main(void)
     tcase_add_test(tc, lead_probes_a_cpu_bound_pipeline_down_to_its_slots);
     tcase_add_test(tc, lead_drains_the_level_not_a_batch_end);
     tcase_add_test(tc, lead_never_probes_the_last_of_the_work);
+    tcase_add_test(tc, lead_ends_a_cpu_bound_backlog_together);
     tcase_add_loop_test(tc, lead_never_holds_with_nothing_in_synthesis, 0, 6);
     tcase_add_loop_test(tc, lead_survives_any_signals, 0, 4);
     tcase_add_test(tc, lead_told_the_slots_caps_from_the_start);
