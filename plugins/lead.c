@@ -338,9 +338,13 @@ static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
     /* a drain shows only what runs unstretched at fewer: once some are seen
      * to, only n above the levels seen could say more */
     /* and a drain pays only on the work still to come: with less pending
-     * than in synthesis, what it costs is never won back */
+     * than in synthesis, what it costs is never won back.  After the
+     * first, a drain needs the data to show the CPU oversubscribed
+     * (`over`): where the last showed nothing stretched, another only
+     * idles CPUs (with as many CPUs as syntheses and cv 0.5 they went on
+     * down to half, 1.17-1.22 of greedy's makespan) */
     if (st->have_gpu && st->starved > 0.5 && high > floor_n && !st->cpu.under &&
-        s->pending >= high && !memory_full(s)) {
+        s->pending >= high && !memory_full(s) && (!st->drain_end || st->cpu.over)) {
         st->drain_from = high;
         return n > high - high / 4;
     }

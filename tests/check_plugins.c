@@ -879,6 +879,29 @@ START_TEST(lead_ends_a_cpu_bound_backlog_together)
 }
 END_TEST
 
+START_TEST(lead_drains_again_only_where_the_cpu_showed_oversubscribed)
+{
+    struct lead_ps l = { .fed = 0 };
+    struct ps_model m;
+    unsigned least = 12;
+
+    /* as many CPUs as syntheses (12), jittery (cv 0.5), the GPUs starved:
+     * a first drain finds nothing stretched; another would only idle
+     * CPUs, since a drain shows what runs faster at fewer, and nothing
+     * did (it once went on, a quarter at a time, down to 6) */
+    ctl_open(&l.c, "lead", "");
+    ps_init(&m, 12, 45, 0.5, 8, lead_ps_observe, &l);
+    m.may_start = lead_ps_may_start;
+    while (m.now < 2000) {
+        ps_run(&m, m.now + 1, 12);
+        if (m.n < least)
+            least = m.n;
+    }
+    ck_assert_msg(least >= 9, "n fell to %u with 12 CPUs", least);
+    ctl_close(&l.c);
+}
+END_TEST
+
 START_TEST(lead_never_holds_with_nothing_in_synthesis)
 {
     struct lead_ps l = { .fed = 0 };
@@ -1030,6 +1053,7 @@ int main(void)
     tcase_add_test(tc, lead_drains_the_level_not_a_batch_end);
     tcase_add_test(tc, lead_never_probes_the_last_of_the_work);
     tcase_add_test(tc, lead_ends_a_cpu_bound_backlog_together);
+    tcase_add_test(tc, lead_drains_again_only_where_the_cpu_showed_oversubscribed);
     tcase_add_loop_test(tc, lead_never_holds_with_nothing_in_synthesis, 0, 6);
     tcase_add_loop_test(tc, lead_survives_any_signals, 0, 4);
     tcase_add_test(tc, lead_told_the_slots_caps_from_the_start);
