@@ -67,6 +67,7 @@ awk '
   $2 == "lead" { add("lead", $3, $4); add("proctime", $6, $7); add("greedy", 1, $9)
                  if ($3 > $6 + 0.01) behind++; if ($6 > $3 + 0.01) ahead++ }
   END {
+    if (!n["lead"]) { print "no workload ran: is CUPACE_PACER_PATH set?"; exit 1 }
     printf "%d workloads x 6 seeds; makespan ratio to greedy and memory over bound:\n", n["lead"]
     for (k = 1; k <= 3; k++) {
       p = k == 1 ? "lead" : k == 2 ? "proctime" : "greedy"
