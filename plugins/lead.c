@@ -101,6 +101,9 @@ struct lead_state {
     uint64_t drain_from;            /* n when the drain now began; 0: none */
     uint64_t drain_end, drain_level;/* when the last ended, and at what n */
     int level_seen;                 /* syntheses that lived all at that level and ended */
+    double level_ns;                /* their total time */
+    double drain_ns;                /* the mean synthesis time when the last drain began */
+    uint64_t drained_from;          /* and n then */
     /* arrivals: whether more work may come before the last ends */
     uint64_t t_first, first_batch, arrived;
     /* what interval_ns last worked out, for describe */
@@ -180,8 +183,12 @@ static void sample_synthesis(struct lead_state *st, const struct cupace_signals 
     d = st->have_synth ? x - st->synth_ns : 0;
     /* began at or after the probe's level was reached: lived all at it */
     if (st->drain_end && st->level_seen < LEVEL_SEEN && s->now_ns >= st->drain_end &&
-        (double)(s->now_ns - st->drain_end) >= x)
-        st->level_seen += n < LEVEL_SEEN ? (int)n : LEVEL_SEEN;
+        (double)(s->now_ns - st->drain_end) >= x) {
+        int k = n < LEVEL_SEEN ? (int)n : LEVEL_SEEN;
+
+        st->level_seen += k;
+        st->level_ns += k * x;
+    }
     st->synth_ns = pace_ema(st->synth_ns, x, SYNTH_ALPHA, !st->have_synth);
     st->synth_var = pace_ema(st->synth_var, d * d, SYNTH_ALPHA, !st->have_synth);
     st->have_synth = 1;
@@ -292,6 +299,20 @@ static uint64_t cap(const struct lead_state *st)
     return st->cpu.slots;
 }
 
+/* Whether the syntheses that lived all at the probe's last level ran
+ * faster than those before it: nearer the level's share of them
+ * (stretched, each ran at c / n) than the same time (not), by one
+ * standard error of their mean, as jittery synthesis (cv 0.5) makes
+ * three of them say little. */
+static int level_sped_up(const struct lead_state *st)
+{
+    double share = st->drained_from ? (double)st->drain_level / (double)st->drained_from : 1;
+
+    return st->level_seen > 0 && st->drain_ns > 0 &&
+           st->level_ns / st->level_seen + sqrt(st->synth_var / st->level_seen) <
+               st->drain_ns * (1 + share) / 2;
+}
+
 /* Whether the CPU probe holds dispatch now.  Where the GPUs have been
  * short of feed for about a synthesis, the CPU may be the bottleneck, and
  * if the data do not yet say how many slots it has, a synthesis more may
@@ -325,11 +346,13 @@ static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
 
         if (unsure && n > floor_n && n > level)
             return 1;
+        st->drained_from = st->drain_from;
         st->drain_from = 0;
         st->drain_level = level > floor_n ? level : floor_n;
         st->ep_most = st->ep_most_prev = st->drain_level;   /* the level, from now on */
         st->drain_end = s->now_ns;
         st->level_seen = 0;
+        st->level_ns = 0;
     }
     if (!unsure)
         return 0;
@@ -339,12 +362,15 @@ static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
      * to, only n above the levels seen could say more */
     /* and a drain pays only on the work still to come: with less pending
      * than in synthesis, what it costs is never won back.  After the
-     * first, a drain needs the data to show the CPU oversubscribed
-     * (`over`): where the last showed nothing stretched, another only
-     * idles CPUs (with as many CPUs as syntheses and cv 0.5 they went on
-     * down to half, 1.17-1.22 of greedy's makespan) */
+     * first, a drain needs the CPU shown oversubscribed: by the data
+     * (`over`), or by the last level, whose syntheses ran faster than
+     * before it.  Where they did not, another drain only idles CPUs (with
+     * as many CPUs as syntheses and cv 0.5 they went on down to half,
+     * 1.17-1.22 of greedy's makespan) */
     if (st->have_gpu && st->starved > 0.5 && high > floor_n && !st->cpu.under &&
-        s->pending >= high && !memory_full(s) && (!st->drain_end || st->cpu.over)) {
+        s->pending >= high && !memory_full(s) &&
+        (!st->drain_end || st->cpu.over || level_sped_up(st))) {
+        st->drain_ns = st->synth_ns;
         st->drain_from = high;
         return n > high - high / 4;
     }

@@ -902,6 +902,28 @@ START_TEST(lead_drains_again_only_where_the_cpu_showed_oversubscribed)
 }
 END_TEST
 
+START_TEST(lead_drains_on_where_the_last_level_sped_up)
+{
+    struct lead_ps l = { .fed = 0 };
+    struct ps_model m;
+
+    /* 6 CPUs under 18: the first level's syntheses run faster than those
+     * before it, which shows the CPU oversubscribed before the data say
+     * so with confidence; the probe drains on to the slots rather than
+     * stopping at the first level (on this seed it stopped at 12) */
+    ctl_open(&l.c, "lead", "");
+    ps_init(&m, 6, 30, 0.15, 15, lead_ps_observe, &l);
+    m.may_start = lead_ps_may_start;
+    while (m.now < 1500)
+        ps_run(&m, m.now + 10, 18);
+    interval(&l.c, &m.sig);
+    ck_assert_int_eq((int)described(&l.c, "slots_known"), 1);
+    ck_assert_msg(described(&l.c, "slots") >= 6 && described(&l.c, "slots") <= 7, "slots %g",
+                  described(&l.c, "slots"));
+    ctl_close(&l.c);
+}
+END_TEST
+
 START_TEST(lead_never_holds_with_nothing_in_synthesis)
 {
     struct lead_ps l = { .fed = 0 };
@@ -1054,6 +1076,7 @@ int main(void)
     tcase_add_test(tc, lead_never_probes_the_last_of_the_work);
     tcase_add_test(tc, lead_ends_a_cpu_bound_backlog_together);
     tcase_add_test(tc, lead_drains_again_only_where_the_cpu_showed_oversubscribed);
+    tcase_add_test(tc, lead_drains_on_where_the_last_level_sped_up);
     tcase_add_loop_test(tc, lead_never_holds_with_nothing_in_synthesis, 0, 6);
     tcase_add_loop_test(tc, lead_survives_any_signals, 0, 4);
     tcase_add_test(tc, lead_told_the_slots_caps_from_the_start);
