@@ -479,6 +479,15 @@ static void lead_start(struct ctl *c, struct cupace_signals *s)
     update(c, s);
 }
 
+/* lead, with two workers and N in synthesis, at its first dispatch. */
+static void lead_open(struct ctl *c, struct cupace_signals *s, uint64_t n)
+{
+    ctl_open(c, "lead", "");
+    init_signals(s, 2);
+    s->in_synthesis = n;
+    lead_start(c, s);
+}
+
 /* Puts the position (waiting + in synthesis) at POS and returns the interval. */
 static uint64_t lead_at(struct ctl *c, struct cupace_signals *s, double pos)
 {
@@ -494,10 +503,7 @@ START_TEST(lead_target_is_rate_times_lead)
 
     /* one exclusive device, kernels 2.5 s, each worker 5 s (prep, lock wait,
      * kernel, epilogue): 0.4/s; synthesis 30 s without jitter */
-    ctl_open(&c, "lead", "");
-    init_signals(&s, 2);
-    s.in_synthesis = 12;
-    lead_start(&c, &s);
+    lead_open(&c, &s, 12);
     lead_steady(&c, &s, 200, 2.5e9, 5e9, 2.5e9, 30e9, 1, 2);
     interval(&c, &s);
     ck_assert_double_eq_tol(described(&c, "rate_per_s"), 0.4, 1e-6);
@@ -522,10 +528,7 @@ START_TEST(lead_is_not_fooled_by_the_first_fills_short_syntheses)
     /* the first fill (16) starts together, so its short syntheses end
      * first: 12 of 15 s, then 45 s; an epoch of them is no fair sample of
      * the lead, which is 30 s from then on */
-    ctl_open(&c, "lead", "");
-    init_signals(&s, 2);
-    s.in_synthesis = 12;
-    lead_start(&c, &s);
+    lead_open(&c, &s, 12);
     lead_steady(&c, &s, 12, 2.5e9, 5e9, 2.5e9, 15e9, 1, 2);
     lead_steady(&c, &s, 6, 2.5e9, 5e9, 2.5e9, 45e9, 1, 2);
     lead_steady(&c, &s, 30, 2.5e9, 5e9, 2.5e9, 30e9, 1, 2);
@@ -542,10 +545,7 @@ START_TEST(lead_sees_overlapping_kernels)
 
     /* the seed's case: two workers, 1.2 s kernels that overlap; device
      * time grows twice as fast as the clock, so the rate is W/P, not D/K */
-    ctl_open(&c, "lead", "");
-    init_signals(&s, 2);
-    s.in_synthesis = 50;
-    lead_start(&c, &s);
+    lead_open(&c, &s, 50);
     lead_steady(&c, &s, 100, 0.6e9, 1.2e9, 1.2e9, 30e9, 3, 2);
     interval(&c, &s);
     ck_assert_int_eq((int)described(&c, "overlap"), 1);
@@ -559,10 +559,7 @@ START_TEST(lead_app_limited_samples_only_raise)
     struct ctl c;
     struct cupace_signals s;
 
-    ctl_open(&c, "lead", "");
-    init_signals(&s, 2);
-    s.in_synthesis = 50;
-    lead_start(&c, &s);
+    lead_open(&c, &s, 50);
     lead_steady(&c, &s, 100, 0.6e9, 1.2e9, 1.2e9, 30e9, 3, 2);
     /* a worker idles with nothing waiting: slower samples are refused... */
     s.waiting = 0;
@@ -589,10 +586,7 @@ START_TEST(lead_safety_stock_follows_jitter)
     struct cupace_signals s;
     double calm, jittery, want;
 
-    ctl_open(&c, "lead", "");
-    init_signals(&s, 2);
-    s.in_synthesis = 12;
-    lead_start(&c, &s);
+    lead_open(&c, &s, 12);
     lead_steady(&c, &s, 400, 2.5e9, 5e9, 2.5e9, 30e9, 1, 2);
     interval(&c, &s);
     calm = described(&c, "safety");
@@ -616,10 +610,7 @@ START_TEST(lead_fills_at_once_after_an_idle_gap)
     struct cupace_signals s;
     double rate;
 
-    ctl_open(&c, "lead", "");
-    init_signals(&s, 2);
-    s.in_synthesis = 12;
-    lead_start(&c, &s);
+    lead_open(&c, &s, 12);
     lead_steady(&c, &s, 200, 2.5e9, 5e9, 2.5e9, 30e9, 1, 2);
     interval(&c, &s);
     rate = described(&c, "rate_per_s");
@@ -698,10 +689,7 @@ START_TEST(lead_follows_a_2x_slowdown_within_5_completions)
     double target;
     uint64_t iv;
 
-    ctl_open(&c, "lead", "");
-    init_signals(&s, 2);
-    s.in_synthesis = 12;
-    lead_start(&c, &s);
+    lead_open(&c, &s, 12);
     lead_steady(&c, &s, 200, 2.5e9, 5e9, 2.5e9, 30e9, 1, 2);
     /* kernels take twice as long: 0.2/s */
     lead_steady(&c, &s, 5, 5e9, 10e9, 5e9, 30e9, 1, 2);
@@ -747,6 +735,16 @@ static int lead_ps_may_start(void *ctx, const struct cupace_signals *s)
     return lead_ps_pending(l, s) > 0 && interval(&l->c, s) == 0;
 }
 
+/* lead dispatching to the processor-sharing model: CPUS, works of
+ * WORK_S seconds and spread CV, drawn from SEED. */
+static void lead_ps_open(struct lead_ps *l, struct ps_model *m, unsigned cpus, double work_s, double cv,
+                         uint64_t seed)
+{
+    ctl_open(&l->c, "lead", "");
+    ps_init(m, cpus, work_s, cv, seed, lead_ps_observe, l);
+    m->may_start = lead_ps_may_start;
+}
+
 START_TEST(lead_caps_synthesis_at_the_cpus_slots)
 {
     static const unsigned levels[] = { 8, 16, 10, 14, 9, 15 };
@@ -784,9 +782,7 @@ START_TEST(lead_probes_a_cpu_bound_pipeline_down_to_its_slots)
      * here, first keeps 18 (nothing says the CPU is shared), then lets n
      * fall a quarter at a time until the syntheses that speed up say how
      * many slots there are */
-    ctl_open(&l.c, "lead", "");
-    ps_init(&m, 6, 30, 0.15, 9, lead_ps_observe, &l);
-    m.may_start = lead_ps_may_start;
+    lead_ps_open(&l, &m, 6, 30, 0.15, 9);
     while (m.now < 1500) {
         ps_run(&m, m.now + 10, 18);
         if (m.now > 400 && m.n < least_n)
@@ -817,9 +813,7 @@ START_TEST(lead_drains_the_level_not_a_batch_end)
      * instant n is near none.  A drain takes down the level n was at, a
      * quarter, not what is left at that instant, which would hold n near
      * none for a whole synthesis */
-    ctl_open(&l.c, "lead", "");
-    ps_init(&m, 9, 30, 0, 3, lead_ps_observe, &l);
-    m.may_start = lead_ps_may_start;
+    lead_ps_open(&l, &m, 9, 30, 0, 3);
     for (unsigned batch = 1; batch <= 8; batch++) {
         /* up to the batch's end; then its ends all come before lead is
          * asked, as the engine takes the events of one instant */
@@ -889,9 +883,7 @@ START_TEST(lead_drains_again_only_where_the_cpu_showed_oversubscribed)
      * a first drain finds nothing stretched; another would only idle
      * CPUs, since a drain shows what runs faster at fewer, and nothing
      * did (it once went on, a quarter at a time, down to 6) */
-    ctl_open(&l.c, "lead", "");
-    ps_init(&m, 12, 45, 0.5, 8, lead_ps_observe, &l);
-    m.may_start = lead_ps_may_start;
+    lead_ps_open(&l, &m, 12, 45, 0.5, 8);
     while (m.now < 2000) {
         ps_run(&m, m.now + 1, 12);
         if (m.n < least)
@@ -911,9 +903,7 @@ START_TEST(lead_drains_on_where_the_last_level_sped_up)
      * before it, which shows the CPU oversubscribed before the data say
      * so with confidence; the probe drains on to the slots rather than
      * stopping at the first level (on this seed it stopped at 12) */
-    ctl_open(&l.c, "lead", "");
-    ps_init(&m, 6, 30, 0.15, 15, lead_ps_observe, &l);
-    m.may_start = lead_ps_may_start;
+    lead_ps_open(&l, &m, 6, 30, 0.15, 15);
     while (m.now < 1500)
         ps_run(&m, m.now + 10, 18);
     interval(&l.c, &m.sig);
@@ -933,9 +923,7 @@ START_TEST(lead_never_holds_with_nothing_in_synthesis)
     /* one to three syntheses at a time on one or two CPUs, the GPUs starved:
      * the probe lets n fall, but not to none, where no synthesis would end
      * and its level would hold for good */
-    ctl_open(&l.c, "lead", "");
-    ps_init(&m, cpus, 30, 0.15, 11 + (uint64_t)_i, lead_ps_observe, &l);
-    m.may_start = lead_ps_may_start;
+    lead_ps_open(&l, &m, cpus, 30, 0.15, 11 + (uint64_t)_i);
     ps_run(&m, 3000, level);
     ck_assert_msg(m.sig.synth_done >= 3000 / 30 * (level < cpus ? level : cpus) * 8 / 10,
                   "%llu syntheses in 3000 s, %u at a time on %u CPUs",
@@ -1005,10 +993,7 @@ START_TEST(lead_keeps_one_in_the_pipe_when_synthesis_takes_no_time)
     /* synthesis of no length: lead (0) and safety (0) make a target of 0,
      * and an empty pipeline is not below it; work pending with none in the
      * pipe must still be dispatched, or the run stalls */
-    ctl_open(&c, "lead", "");
-    init_signals(&s, 2);
-    s.in_synthesis = 0;
-    lead_start(&c, &s);
+    lead_open(&c, &s, 0);
     lead_steady(&c, &s, 50, 2.5e9, 5e9, 2.5e9, 0, 0, 0);
     s.waiting = s.in_synthesis = s.gpu_busy_workers = 0;
     ck_assert_uint_ne(interval(&c, &s), CUPACE_PACE_HOLD);
