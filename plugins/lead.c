@@ -204,8 +204,6 @@ static void epoch(struct lead_state *st, const struct cupace_signals *s)
 
     if (!st->have_gpu || span < st->synth_ns)
         return;
-    if (!st->first_fill && s->synth_done > 0)
-        st->first_fill = s->dispatched;
     /* the first fill started together, and its first to end are its
      * short ones: an epoch is a fair sample only once all of it ended */
     if (done > 0 && st->ep_t0 > 0 && s->synth_done + s->failed >= st->first_fill) {
@@ -246,6 +244,8 @@ static void lead_update(void *state, const struct cupace_signals *s)
         st->gpu_started = 1;
         st->t_gpu0 = s->now_ns;
     }
+    if (!st->first_fill && s->synth_done > 0)
+        st->first_fill = s->dispatched;     /* what was started before any ended */
     sample_gpu(st, s);
     sample_synthesis(st, s);
     epoch(st, s);
