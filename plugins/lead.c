@@ -226,7 +226,8 @@ static int memory_full(const struct cupace_signals *s)
 {
     uint64_t held = s->in_synthesis + s->waiting + s->gpu_busy_workers;
 
-    return held > 0 && s->mem_reserved + s->mem_reserved / held > s->mem_budget;
+    return held > 0 && (s->mem_reserved > s->mem_budget ||
+                        s->mem_budget - s->mem_reserved < s->mem_reserved / held);
 }
 
 /* The GPUs idle with nothing waiting while work is pending: the pipeline
@@ -328,6 +329,8 @@ static int level_sped_up(const struct lead_state *st)
  * batch ends together n is near none for that instant, and a level taken
  * from it held a pipeline of 50 partitions on 9 CPUs at 2 for a whole
  * synthesis (1.20 of greedy's makespan). */
+static int the_last(const struct lead_state *st, const struct cupace_signals *s);
+
 static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
 {
     uint64_t n = s->in_synthesis;
@@ -369,10 +372,12 @@ static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
      * 1.17-1.22 of greedy's makespan) */
     if (st->have_gpu && st->starved > 0.5 && high > floor_n && !st->cpu.under &&
         s->pending >= high && !memory_full(s) &&
-        (!st->drain_end || st->cpu.over || level_sped_up(st))) {
+        (!st->drain_end || st->cpu.over || level_sped_up(st)) && !the_last(st, s)) {
+        uint64_t level = high - high / 4;
+
         st->drain_ns = st->synth_ns;
         st->drain_from = high;
-        return n > high - high / 4;
+        return n > (level > floor_n ? level : floor_n);
     }
     return 0;
 }
@@ -391,10 +396,10 @@ static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
  * (none, for a backlog). */
 static int the_last(const struct lead_state *st, const struct cupace_signals *s)
 {
-    double cv2 = st->lead_ns > 0 ? st->synth_var / (st->lead_ns * st->lead_ns) : 0;
+    double cv2 = st->synth_ns > 0 ? st->synth_var / (st->synth_ns * st->synth_ns) : 0;
     double s2 = log1p(cv2);
     double horizon = st->lead_ns * exp(st->z * sqrt(s2) - s2 / 2);
-    double later = (double)(st->arrived - st->first_batch);
+    double later = st->arrived > st->first_batch ? (double)(st->arrived - st->first_batch) : 0;
 
     if (s->pending == 0 || s->now_ns <= st->t_first)
         return 0;
@@ -425,11 +430,12 @@ static uint64_t lead_interval(void *state, const struct cupace_signals *s)
     if (st->target < 1)
         st->target = 1;             /* zero-length synthesis: one in the pipe, not none */
     st->position = (double)(s->waiting + s->in_synthesis);
-    /* the CPU is full; but the last slots' worth of a backlog goes at once:
+    /* the CPU is full; but the last slots' worth of a backlog goes at once
+     * (unless told the slots: the operator's limit is a limit):
      * sharing the CPU they end together, and keep it busy to the end,
      * where capped the last to start would run alone (synth-bound: 1.010
      * of greedy's makespan, 1.005 so) */
-    if (s->in_synthesis >= cap(st) && !(s->pending <= cap(st) && the_last(st, s)))
+    if (s->in_synthesis >= cap(st) && (st->slots || !(s->pending <= cap(st) && the_last(st, s))))
         return st->last_interval = CUPACE_PACE_HOLD;
     if (probe_holds(st, s))
         return st->last_interval = CUPACE_PACE_HOLD;
