@@ -524,19 +524,29 @@ END_TEST
  * in synthesis to 18 on 48 CPUs, 1.17 of greedy's makespan. */
 START_TEST(lead_never_probes_a_budget_bound_pipeline)
 {
-    const char *sets[] = { "engine.devices=3", "engine.workers_per_device=3", "engine.synth_workers=48",
-                           "workload.cpu_slots=48", "workload.synth_time=45s", "workload.synth_cv=0.5",
-                           "workload.synth_dist=gamma", "workload.gpu_cv=0.02",
-                           "engine.memory_budget=600GiB" };
-    struct cupace_config *cfg = scenario("cupace.ini", sets, sizeof sets / sizeof sets[0]);
-    struct cupace_result l, g;
+    double sum = 0;
 
-    tu_run_cfg(cfg, "lead", &l);
-    tu_run_cfg(cfg, "greedy", &g);
-    ck_assert_msg(l.makespan_s <= 1.05 * g.makespan_s, "lead %.1f s, greedy %.1f s", l.makespan_s,
-                  g.makespan_s);
-    ck_assert(l.invariants_ok && g.invariants_ok);
-    cupace_config_free(cfg);
+    for (unsigned seed = 1; seed <= 8; seed++) {
+        char seedset[32];
+        const char *sets[] = { "engine.devices=3", "engine.workers_per_device=3",
+                               "engine.synth_workers=48", "workload.cpu_slots=48",
+                               "workload.synth_time=45s", "workload.synth_cv=0.5",
+                               "workload.synth_dist=gamma", "workload.gpu_cv=0.02",
+                               "engine.memory_budget=600GiB", seedset };
+        struct cupace_config *cfg;
+        struct cupace_result l, g;
+
+        snprintf(seedset, sizeof seedset, "engine.seed=%u", seed);
+        cfg = scenario("cupace.ini", sets, sizeof sets / sizeof sets[0]);
+        tu_run_cfg(cfg, "lead", &l);
+        tu_run_cfg(cfg, "greedy", &g);
+        ck_assert(l.invariants_ok && g.invariants_ok);
+        sum += l.makespan_s / g.makespan_s;
+        cupace_config_free(cfg);
+    }
+    /* 1.012 as it is; 1.03 with the starvation it holds back read as the
+     * CPU's, 1.06 without the memory budget's */
+    ck_assert_msg(sum / 8 <= 1.02, "lead %.4f of greedy's makespan over 8 seeds", sum / 8);
 }
 END_TEST
 
