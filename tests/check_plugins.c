@@ -805,28 +805,30 @@ END_TEST
 
 START_TEST(lead_drains_the_level_not_a_batch_end)
 {
-    struct lead_ps l = { .fed = 0 };
-    struct ps_model m;
-    unsigned least = 18;
+    struct ctl c;
+    struct cupace_signals s;
+    uint64_t n;
 
-    /* 9 CPUs under 18, equal works: each batch ends all at once, and for an
-     * instant n is near none.  A drain takes down the level n was at, a
-     * quarter, not what is left at that instant, which would hold n near
-     * none for a whole synthesis */
-    lead_ps_open(&l, &m, 9, 30, 0, 3);
-    for (unsigned batch = 1; batch <= 8; batch++) {
-        /* up to the batch's end; then its ends all come before lead is
-         * asked, as the engine takes the events of one instant */
-        ps_run(&m, 60.0 * batch - 0.1, 18);
-        ps_run(&m, 60.0 * batch + 0.1, 0);
-        while (m.now < 60.0 * batch + 59) {
-            ps_run(&m, m.now + 1, 18);
-            if (m.n < least)
-                least = m.n;
-        }
+    /* 18 in synthesis, stretched to 90 s, the GPUs starved: a drain is
+     * under way when 16 of a batch end at one instant.  It takes down the
+     * level n was at, a quarter (to 14), not what the instant left (2),
+     * which would hold n near none for a whole synthesis */
+    lead_open(&c, &s, 18);
+    for (int i = 0; i < 300; i++) {
+        lead_steady(&c, &s, 1, 5e9, 5e9, 2.5e9, 90e9, 0, 0);
+        interval(&c, &s);
     }
-    ck_assert_msg(least >= 6, "n held at %u with 9 CPUs", least);
-    ctl_close(&l.c);
+    s.synth_done += 16;
+    s.synth_ns_total += 16 * (uint64_t)90e9;
+    s.in_synthesis = 2;
+    update(&c, &s);
+    for (n = 2; n < 18 && interval(&c, &s) == 0; n++) {
+        s.in_synthesis = n + 1;
+        s.dispatched++;
+        update(&c, &s);
+    }
+    ck_assert_msg(n >= 13, "held at %llu in synthesis after a batch end", (unsigned long long)n);
+    ctl_close(&c);
 }
 END_TEST
 
