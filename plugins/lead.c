@@ -71,6 +71,12 @@
 /* The probe's level is known once this many syntheses lived all at it:
  * one alone says little against the spread of synthesis times. */
 #define LEVEL_SEEN 3
+/* A level's syntheses are judged against the level's before it, and a
+ * first level's against the last RECENT syntheses: the EMA of synthesis
+ * times still carries the first fill's short ones, and lags each level
+ * (judged against it, 14 of 18 looked no faster on three of eight seeds
+ * of synth-bound, and levels below the limit looked sped up) */
+#define RECENT 8
 
 struct lead_state {
     double alpha;                   /* EMA gain of GPU times, per device's completion */
@@ -102,7 +108,10 @@ struct lead_state {
     uint64_t drain_end, drain_level;/* when the last ended, and at what n */
     int level_seen;                 /* syntheses that lived all at that level and ended */
     double level_ns;                /* their total time */
-    double drain_ns;                /* the mean synthesis time when the last drain began */
+    double drain_ns;                /* what the last drain's level is judged against */
+    int drain_k;                    /* the mean time of how many syntheses */
+    double recent[RECENT];          /* the last syntheses' times */
+    unsigned nrecent, recent_next;
     uint64_t drained_from;          /* and n then */
     /* arrivals: whether more work may come before the last ends */
     uint64_t t_first, first_batch, arrived;
@@ -184,10 +193,16 @@ static void sample_synthesis(struct lead_state *st, const struct cupace_signals 
     /* began at or after the probe's level was reached: lived all at it */
     if (st->drain_end && st->level_seen < LEVEL_SEEN && s->now_ns >= st->drain_end &&
         (double)(s->now_ns - st->drain_end) >= x) {
-        int k = n < LEVEL_SEEN ? (int)n : LEVEL_SEEN;
+        int k = n < (uint64_t)(LEVEL_SEEN - st->level_seen) ? (int)n : LEVEL_SEEN - st->level_seen;
 
         st->level_seen += k;
         st->level_ns += k * x;
+    }
+    for (uint64_t i = 0; i < n && i < RECENT; i++) {
+        st->recent[st->recent_next] = x;
+        st->recent_next = (st->recent_next + 1) % RECENT;
+        if (st->nrecent < RECENT)
+            st->nrecent++;
     }
     st->synth_ns = pace_ema(st->synth_ns, x, SYNTH_ALPHA, !st->have_synth);
     st->synth_var = pace_ema(st->synth_var, d * d, SYNTH_ALPHA, !st->have_synth);
@@ -301,17 +316,24 @@ static uint64_t cap(const struct lead_state *st)
 }
 
 /* Whether the syntheses that lived all at the probe's last level ran
- * faster than those before it: nearer the level's share of them
+ * faster than those before it: nearer the level's share of their time
  * (stretched, each ran at c / n) than the same time (not), by one
- * standard error of their mean, as jittery synthesis (cv 0.5) makes
- * three of them say little. */
+ * standard error of the difference, as jittery synthesis (cv 0.5) makes
+ * three of them say little.  The spread is the relative one, since
+ * stretching scales the times.  In doubt it says not: a level held below
+ * the limit idles CPUs, one held above it only costs memory. */
 static int level_sped_up(const struct lead_state *st)
 {
     double share = st->drained_from ? (double)st->drain_level / (double)st->drained_from : 1;
+    double mean, mid, cv2, se;
 
-    return st->level_seen > 0 && st->drain_ns > 0 &&
-           st->level_ns / st->level_seen + sqrt(st->synth_var / st->level_seen) <
-               st->drain_ns * (1 + share) / 2;
+    if (st->level_seen <= 0 || !(st->drain_ns > 0) || st->drain_k <= 0 || !(st->synth_ns > 0))
+        return 0;
+    mean = st->level_ns / st->level_seen;
+    mid = st->drain_ns * (1 + share) / 2;
+    cv2 = st->synth_var / (st->synth_ns * st->synth_ns);
+    se = sqrt(cv2 * (mean * mean / st->level_seen + st->drain_ns * st->drain_ns / st->drain_k));
+    return mean + se < mid;
 }
 
 /* Whether the CPU probe holds dispatch now.  Where the GPUs have been
@@ -375,7 +397,17 @@ static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
         (!st->drain_end || st->cpu.over || level_sped_up(st)) && !the_last(st, s)) {
         uint64_t level = high - high / 4;
 
-        st->drain_ns = st->synth_ns;
+        /* the reference: the last level's syntheses, which lived all at
+         * it, or before a first drain the latest ones */
+        if (st->drain_end && st->level_seen > 0) {
+            st->drain_ns = st->level_ns / st->level_seen;
+            st->drain_k = st->level_seen;
+        } else {
+            st->drain_ns = 0;
+            for (unsigned i = 0; i < st->nrecent; i++)
+                st->drain_ns += st->recent[i] / st->nrecent;
+            st->drain_k = (int)st->nrecent;
+        }
         st->drain_from = high;
         return n > (level > floor_n ? level : floor_n);
     }
