@@ -71,12 +71,6 @@
 /* The probe's level is known once this many syntheses lived all at it:
  * one alone says little against the spread of synthesis times. */
 #define LEVEL_SEEN 3
-/* A level's syntheses are judged against the level's before it, and a
- * first level's against the last RECENT syntheses: the EMA of synthesis
- * times still carries the first fill's short ones, and lags each level
- * (judged against it, 14 of 18 looked no faster on three of eight seeds
- * of synth-bound, and levels below the limit looked sped up) */
-#define RECENT 8
 
 struct lead_state {
     double alpha;                   /* EMA gain of GPU times, per device's completion */
@@ -110,8 +104,6 @@ struct lead_state {
     double level_ns;                /* their total time */
     double drain_ns;                /* what the last drain's level is judged against */
     int drain_k;                    /* the mean time of how many syntheses */
-    double recent[RECENT];          /* the last syntheses' times */
-    unsigned nrecent, recent_next;
     uint64_t drained_from;          /* and n then */
     /* arrivals: whether more work may come before the last ends */
     uint64_t t_first, first_batch, arrived;
@@ -197,12 +189,6 @@ static void sample_synthesis(struct lead_state *st, const struct cupace_signals 
 
         st->level_seen += k;
         st->level_ns += k * x;
-    }
-    for (uint64_t i = 0; i < n && i < RECENT; i++) {
-        st->recent[st->recent_next] = x;
-        st->recent_next = (st->recent_next + 1) % RECENT;
-        if (st->nrecent < RECENT)
-            st->nrecent++;
     }
     st->synth_ns = pace_ema(st->synth_ns, x, SYNTH_ALPHA, !st->have_synth);
     st->synth_var = pace_ema(st->synth_var, d * d, SYNTH_ALPHA, !st->have_synth);
@@ -320,8 +306,11 @@ static uint64_t cap(const struct lead_state *st)
  * (stretched, each ran at c / n) than the same time (not), by one
  * standard error of the difference, as jittery synthesis (cv 0.5) makes
  * three of them say little.  The spread is the relative one, since
- * stretching scales the times.  In doubt it says not: a level held below
- * the limit idles CPUs, one held above it only costs memory. */
+ * stretching scales the times: the absolute spread of all of them, most
+ * stretched more, overstated a faster level's (on one seed of
+ * synth-bound a first level ran 60 s against 77 and looked no faster).
+ * In doubt it says not: a level held below the limit idles CPUs, one
+ * held above it only costs memory. */
 static int level_sped_up(const struct lead_state *st)
 {
     double share = st->drained_from ? (double)st->drain_level / (double)st->drained_from : 1;
@@ -398,15 +387,18 @@ static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
         uint64_t level = high - high / 4;
 
         /* the reference: the last level's syntheses, which lived all at
-         * it, or before a first drain the latest ones */
+         * it; the mean of all of them lags each level (levels below the
+         * limit looked sped up against it).  Before a first drain, that
+         * mean, of about 1 / SYNTH_ALPHA syntheses: the latest alone are
+         * the first fill's long tail where the CPU is not shared, and a
+         * first level judged against them looked sped up where it was not
+         * (1.05 of greedy's makespan, as many CPUs as syntheses) */
         if (st->drain_end && st->level_seen > 0) {
             st->drain_ns = st->level_ns / st->level_seen;
             st->drain_k = st->level_seen;
         } else {
-            st->drain_ns = 0;
-            for (unsigned i = 0; i < st->nrecent; i++)
-                st->drain_ns += st->recent[i] / st->nrecent;
-            st->drain_k = (int)st->nrecent;
+            st->drain_ns = st->synth_ns;
+            st->drain_k = (int)(1 / SYNTH_ALPHA);
         }
         st->drain_from = high;
         return n > (level > floor_n ? level : floor_n);

@@ -550,35 +550,25 @@ START_TEST(lead_never_probes_a_budget_bound_pipeline)
 }
 END_TEST
 
-/* synth-bound (18 syntheses on 6 CPUs): the probe judges each level
- * against the syntheses of the level before it, which lived all at it,
- * and the first against the latest ones.  Judged against an average that
- * still carried the first fill's short syntheses, a first level of 14
- * looked no faster than 18 and the probe stopped there on three of these
- * seeds; against one that carried the levels before, a level looked sped
- * up where it was not, and drains went on below the limit. */
-START_TEST(lead_probes_synth_bound_to_its_slots_seed_after_seed)
+/* synth-bound (18 syntheses on 6 CPUs), seed 18: the first level (14)
+ * ran 60 s against 77 before it.  With the absolute spread of all the
+ * syntheses, most of them stretched more, as its standard error, it
+ * looked no faster, the probe stopped, and lead held 2.37 of the bound;
+ * with the relative spread it drains on to the slots. */
+START_TEST(lead_sees_a_faster_level_in_its_relative_spread)
 {
-    double sum = 0, makespan = 0;
+    const char *sets[] = { "engine.seed=18" };
+    struct cupace_config *cfg = scenario("scenarios/synth-bound.ini", sets, 1);
+    struct cupace_result l, g;
 
-    for (unsigned seed = 1; seed <= 8; seed++) {
-        char seedset[32];
-        const char *sets[] = { seedset };
-        struct cupace_config *cfg;
-        struct cupace_result l, g;
-
-        snprintf(seedset, sizeof seedset, "engine.seed=%u", seed);
-        cfg = scenario("scenarios/synth-bound.ini", sets, 1);
-        tu_run_cfg(cfg, "lead", &l);
-        tu_run_cfg(cfg, "greedy", &g);
-        ck_assert(l.invariants_ok && g.invariants_ok);
-        sum += l.mem_mean / l.mem_bound;
-        makespan += l.makespan_s / g.makespan_s;
-        cupace_config_free(cfg);
-    }
-    /* 1.71 and 1.006 as it is; 2.01 judged against the average */
-    ck_assert_msg(sum / 8 <= 1.8, "lead %.3f of the bound over 8 seeds", sum / 8);
-    ck_assert_msg(makespan / 8 <= 1.01, "lead %.4f of greedy's makespan over 8 seeds", makespan / 8);
+    tu_run_cfg(cfg, "lead", &l);
+    tu_run_cfg(cfg, "greedy", &g);
+    ck_assert(l.invariants_ok && g.invariants_ok);
+    /* 1.54 and 1.004 as it is */
+    ck_assert_msg(l.mem_mean / l.mem_bound <= 1.8, "lead %.3f of the bound", l.mem_mean / l.mem_bound);
+    ck_assert_msg(l.makespan_s <= 1.01 * g.makespan_s, "lead %.4f of greedy's makespan",
+                  l.makespan_s / g.makespan_s);
+    cupace_config_free(cfg);
 }
 END_TEST
 
@@ -685,7 +675,7 @@ int main(void)
     tcase_add_test(seed, seed_failure_is_reproduced_on_bursts);
     tcase_add_test(seed, proctime_matches_greedy_on_every_scenario);
     tcase_add_test(seed, lead_never_probes_a_budget_bound_pipeline);
-    tcase_add_test(seed, lead_probes_synth_bound_to_its_slots_seed_after_seed);
+    tcase_add_test(seed, lead_sees_a_faster_level_in_its_relative_spread);
     tcase_add_test(seed, the_floor_oracle_keeps_the_cpu_full_and_no_more);
     suite_add_tcase(s, units);
     suite_add_tcase(s, model);
