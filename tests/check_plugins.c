@@ -682,6 +682,53 @@ START_TEST(lead_sends_the_last_of_a_backlog_at_once)
 }
 END_TEST
 
+/* Work comes as whole jobs: a burst of 60 partitions at one instant, after
+ * a backlog and an idle gap, is one arrival in 1350 s, and no more is
+ * expected within a synthesis, so the burst's tail leaves at once (counted
+ * in partitions, 60 in 1350 s were 2.2 expected, and it waited on the
+ * takes).  The same 60 arriving a second apart are a stream: it paces.
+ * Right after the gap, with the GPUs idle and nothing synthesized, none is
+ * taken before a synthesis ends (its low quantile, 18 s): not yet. */
+START_TEST(lead_sends_the_tail_of_a_burst_at_once)
+{
+    struct ctl c;
+    struct cupace_signals s;
+
+    for (int spread = 0; spread <= 1; spread++) {
+        uint64_t tail = spread ? CUPACE_PACE_HOLD : 0;
+        double target;
+
+        ctl_open(&c, "lead", "");
+        init_signals(&s, 2);
+        s.in_synthesis = 12;
+        lead_start(&c, &s);
+        lead_jittery(&c, &s, 300, 1);
+        /* the backlog ends, and nothing comes for 10 minutes */
+        s.dispatched += s.pending;
+        s.pending = 0;
+        s.in_synthesis = s.waiting = s.gpu_busy_workers = 0;
+        update(&c, &s);
+        s.now_ns += 600e9;
+        update(&c, &s);
+        for (int i = 0; i < 60; i++) {
+            s.now_ns += spread ? (uint64_t)1e9 : 0;
+            s.pending++;
+            update(&c, &s);
+        }
+        interval(&c, &s);
+        target = described(&c, "target");
+        ck_assert_msg(target > 14 && target < 17, "target %.2f", target);
+        s.dispatched += s.pending - 2;
+        s.pending = 2;
+        ck_assert_uint_eq(lead_at(&c, &s, ceil(target)), CUPACE_PACE_HOLD);
+        s.waiting = 1;
+        s.gpu_busy_workers = 2;
+        ck_assert_uint_eq(lead_at(&c, &s, ceil(target)), tail);
+        ctl_close(&c);
+    }
+}
+END_TEST
+
 START_TEST(lead_follows_a_2x_slowdown_within_5_completions)
 {
     struct ctl c;
@@ -1058,6 +1105,7 @@ int main(void)
     tcase_add_test(tc, lead_safety_stock_follows_jitter);
     tcase_add_test(tc, lead_fills_at_once_after_an_idle_gap);
     tcase_add_test(tc, lead_sends_the_last_of_a_backlog_at_once);
+    tcase_add_test(tc, lead_sends_the_tail_of_a_burst_at_once);
     tcase_add_test(tc, lead_follows_a_2x_slowdown_within_5_completions);
     tcase_add_test(tc, lead_caps_synthesis_at_the_cpus_slots);
     tcase_add_test(tc, lead_probes_a_cpu_bound_pipeline_down_to_its_slots);
