@@ -51,7 +51,9 @@
  *    the instants they came at.  The safety stock counts on a late
  *    synthesis being covered by the ones behind it; the last partitions
  *    of a backlog, or of a burst, have none, so they leave as soon as they
- *    are needed within a synthesis's high quantile.
+ *    are needed within a synthesis's high quantile (counted from when the
+ *    first synthesis ends, after an empty pipeline, and at the CPU's rate
+ *    where it is the slower).
  *
  * Within one partition of B it paces at 1/mu; above B it holds until the
  * GPUs take one.  Until the first GPU completion nothing is known and it
@@ -72,6 +74,14 @@
 /* The probe's level is known once this many syntheses lived all at it:
  * one alone says little against the spread of synthesis times. */
 #define LEVEL_SEEN 3
+/* Whether more work is coming is judged on the latest this many instants
+ * work arrived at: a daemon that idled over a weekend is as busy as the
+ * arrivals since then say, not as the mean since it started (which read
+ * every job after the weekend as the last of the work). */
+#define ARRIVALS_KEPT 32
+/* Arrivals this close, in syntheses, are one: a client that submits a
+ * burst job by job, each at its own instant. */
+#define ARRIVALS_APART 0.01
 
 struct lead_state {
     double alpha;                   /* EMA gain of GPU times, per device's completion */
@@ -108,7 +118,10 @@ struct lead_state {
     uint64_t drained_from;          /* and n then */
     /* arrivals: whether more work may come before the last ends */
     uint64_t t_first, first_batch, arrived;
-    uint64_t arrivals, t_arrival;   /* instants work arrived at after the first */
+    /* the latest instants work arrived at after the first, and how much
+     * had arrived after the first by each: a ring, arrival_n in all */
+    uint64_t arrival_t[ARRIVALS_KEPT], arrival_work[ARRIVALS_KEPT];
+    unsigned arrival_n;
     uint64_t empty_at, empty_done;  /* when the pipeline was last empty, and synth_done then */
     /* what interval_ns last worked out, for describe */
     double mu, lead_ns, safety, target, position;
@@ -270,10 +283,15 @@ static void lead_update(void *state, const struct cupace_signals *s)
      * drained 42 in synthesis to 18 on 48 CPUs (1.17 of greedy's makespan) */
     st->was_short = short_of_feed(s) && (double)(s->waiting + s->in_synthesis) + 1 < st->target &&
                     !memory_full(s);
-    if (st->first_batch && s->pending + s->dispatched > st->arrived && s->now_ns > st->t_first &&
-        s->now_ns != st->t_arrival) {
-        st->arrivals++;
-        st->t_arrival = s->now_ns;
+    if (st->first_batch && s->pending + s->dispatched > st->arrived && s->now_ns > st->t_first) {
+        unsigned last = (st->arrival_n + ARRIVALS_KEPT - 1) % ARRIVALS_KEPT;
+
+        if (!st->arrival_n ||
+            (double)(s->now_ns - st->arrival_t[last]) > ARRIVALS_APART * st->synth_ns) {
+            last = st->arrival_n++ % ARRIVALS_KEPT;
+            st->arrival_t[last] = s->now_ns;    /* when the group began */
+        }
+        st->arrival_work[last] = s->pending + s->dispatched - st->first_batch;
     }
     st->arrived = s->pending + s->dispatched;
     if (s->in_synthesis + s->waiting + s->gpu_busy_workers == 0) {
@@ -311,6 +329,12 @@ static uint64_t cap(const struct lead_state *st)
     if (!st->cpu.under && st->drain_level > st->cpu.slots)
         return st->drain_level;
     return st->cpu.slots;
+}
+
+/* The slots are known: told, or placed by the data (not only bounded). */
+static int slots_known(const struct lead_state *st)
+{
+    return st->slots || (st->cpu.over && st->cpu.under);
 }
 
 /* Whether the syntheses that lived all at the probe's last level ran
@@ -352,7 +376,7 @@ static int level_sped_up(const struct lead_state *st)
  * batch ends together n is near none for that instant, and a level taken
  * from it held a pipeline of 50 partitions on 9 CPUs at 2 for a whole
  * synthesis (1.20 of greedy's makespan). */
-static int the_last(const struct lead_state *st, const struct cupace_signals *s, int of_a_batch);
+static int the_last(const struct lead_state *st, const struct cupace_signals *s, int of_a_burst);
 
 static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
 {
@@ -363,7 +387,7 @@ static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
     /* a drain takes down the level n has been at, not n at an instant: a
      * batch that ends together leaves n near none for a moment */
     uint64_t high = n > st->ep_most ? n : st->ep_most;
-    int unsure = !st->slots && !(st->cpu.over && st->cpu.under);
+    int unsure = !slots_known(st);
 
     if (st->ep_most_prev > high)
         high = st->ep_most_prev;
@@ -427,37 +451,51 @@ static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
  * the z-sd quantile of a synthesis, all of it goes now.  Synthesis times
  * are skewed (a normal quantile would be 25% short at cv 0.3, and cost
  * 0.2% of makespan on a held-out workload), so the quantile is a
- * lognormal's of the measured mean and spread.  The rate is the GPUs',
- * or, for a batch, the CPU's where its slots are known and it is the
- * slower (at the end of all the work the last slots' worth goes at once,
- * below: sharing the CPU they end together).  After
- * the pipeline was empty, until a synthesis ends none is taken, so the
- * need counts from the low quantile of the first to end (a CPU-bound
- * pipeline also has the GPUs idle with nothing waiting, but a synthesis
- * ends any moment).
+ * lognormal's of the measured mean and spread.
  *
- * It is the last only where no more work is expected meanwhile.  Of a
- * batch (OF_A_BATCH): at the rate of the instants work arrived at after
- * the first, since work comes as whole jobs, and a burst of sixty is one
- * arrival: counted in partitions, a burst's tail was never the last, and
- * waited on the takes behind the burst (bursts.ini: 1.0046 of greedy's
- * makespan, 0.3% behind proctime's; 1.0018 so).  Of all the work: at the
- * rate partitions arrived at: only there may it pass the CPU's cap or
- * stop the CPU probe, which pay back on the work to come (with both
- * counted in instants, held-out bursts on a few CPUs held up to 2.6 of
- * the bound where they held 1.5, at the same makespan). */
-static int the_last(const struct lead_state *st, const struct cupace_signals *s, int of_a_batch)
+ * The need is counted from when the GPUs take: after the pipeline was
+ * empty none is taken until a synthesis ends, so from the low quantile
+ * of the first to end (a CPU-bound pipeline also has the GPUs idle with
+ * nothing waiting, but there a synthesis ends any moment).  The rate is
+ * the GPUs'; for a burst, the CPU's where its slots are known and it is
+ * the slower.  The end of all the work keeps the GPUs' rate: there the
+ * last slots' worth is to pass the cap at once, since sharing the CPU
+ * they end together (lead_interval).
+ *
+ * It is the last only where no more work is expected meanwhile, at the
+ * rate work arrived at over the latest ARRIVALS_KEPT arrivals after the
+ * first (none, for a backlog).  Of a burst (OF_A_BURST), arrivals are
+ * counted as instants, since work comes as whole jobs and a burst of
+ * sixty is one arrival: counted in partitions, a burst's tail was never
+ * the last and waited on the takes behind it (bursts.ini: 1.0046 of
+ * greedy's makespan, 0.3% behind proctime's; 1.0018 so).  Of all the
+ * work, as partitions: only there may it pass the CPU's cap or stop the
+ * CPU probe, which pay back on the work to come (with both counted as
+ * instants, held-out bursts on a few CPUs held up to 2.6 of the bound
+ * where they held 1.5, at the same makespan). */
+static int the_last(const struct lead_state *st, const struct cupace_signals *s, int of_a_burst)
 {
     double cv2 = st->synth_ns > 0 ? st->synth_var / (st->synth_ns * st->synth_ns) : 0;
     double s2 = log1p(cv2);
     double horizon = st->lead_ns * exp(st->z * sqrt(s2) - s2 / 2);
-    double later = of_a_batch ? (double)st->arrivals
-                   : st->arrived > st->first_batch ? (double)(st->arrived - st->first_batch) : 0;
     double rate = st->mu;
+    /* what arrived since t0: since the first, or where the ring is full
+     * since its oldest */
+    uint64_t t0 = st->t_first, work0 = 0, n = st->arrival_n, newest;
+    double later;
 
     if (s->pending == 0 || s->now_ns <= st->t_first)
         return 0;
-    if (later / (double)(s->now_ns - st->t_first) * horizon >= 1)
+    if (n > ARRIVALS_KEPT) {
+        unsigned oldest = st->arrival_n % ARRIVALS_KEPT;
+
+        t0 = st->arrival_t[oldest];
+        work0 = st->arrival_work[oldest];
+        n = ARRIVALS_KEPT - 1;
+    }
+    newest = n ? st->arrival_work[(st->arrival_n + ARRIVALS_KEPT - 1) % ARRIVALS_KEPT] : 0;
+    later = of_a_burst ? (double)n : (double)(newest - work0);
+    if (s->now_ns > t0 && later / (double)(s->now_ns - t0) * horizon >= 1)
         return 0;
     if (s->waiting == 0 && s->gpu_busy_workers == 0 && s->synth_done == st->empty_done) {
         double first = st->lead_ns * exp(-st->z * sqrt(s2) - s2 / 2) -
@@ -465,7 +503,7 @@ static int the_last(const struct lead_state *st, const struct cupace_signals *s,
 
         horizon -= first > 0 ? first : 0;
     }
-    if (of_a_batch && cap(st) != UINT64_MAX && (double)cap(st) / st->lead_ns < rate)
+    if (of_a_burst && slots_known(st) && (double)cap(st) / st->lead_ns < rate)
         rate = (double)cap(st) / st->lead_ns;
     return st->position + (double)s->pending <= rate * horizon;
 }
@@ -520,7 +558,7 @@ static int lead_describe(void *state, char *buf, size_t len)
                     "target=%.3g position=%.3g overlap=%d interval_s=%.4g",
                     st->mu * 1e9, st->lead_ns / 1e9,
                     st->slots ? (unsigned)st->slots : st->cpu.slots,
-                    st->slots || (st->cpu.over && st->cpu.under), st->safety, st->target,
+                    slots_known(st), st->safety, st->target,
                     st->position, st->overlap,
                     st->last_interval == CUPACE_PACE_HOLD ? -1.0 : (double)st->last_interval / 1e9);
 }

@@ -682,50 +682,126 @@ START_TEST(lead_sends_the_last_of_a_backlog_at_once)
 }
 END_TEST
 
-/* Work comes as whole jobs: a burst of 60 partitions at one instant, after
- * a backlog and an idle gap, is one arrival in 1350 s, and no more is
- * expected within a synthesis, so the burst's tail leaves at once (counted
- * in partitions, 60 in 1350 s were 2.2 expected, and it waited on the
- * takes).  The same 60 arriving a second apart are a stream: it paces.
- * Right after the gap, with the GPUs idle and nothing synthesized, none is
- * taken before a synthesis ends (its low quantile, 18 s): not yet. */
+/* lead after a backlog of 315, all of it there at the start, went
+ * through (a synthesis of 25 or 35 s, a take and a completion every
+ * 2.5 s), and ten minutes with nothing to do. */
+static void lead_after_a_backlog(struct ctl *c, struct cupace_signals *s)
+{
+    ctl_open(c, "lead", "");
+    init_signals(s, 2);
+    s->pending = 315;
+    s->in_synthesis = 12;
+    lead_start(c, s);
+    lead_jittery(c, s, 300, 1);
+    while (s->in_synthesis + s->waiting + s->gpu_busy_workers > 0) {
+        s->now_ns += (uint64_t)2.5e9;
+        if (s->gpu_busy_workers) {
+            s->gpu_busy_workers--;
+            s->gpu_done++;
+            s->gpu_ns_total += (uint64_t)5e9;
+            s->gpu_device_ns_total += (uint64_t)2.5e9;
+        }
+        if (s->waiting) {
+            s->waiting--;
+            s->gpu_busy_workers++;
+        }
+        if (s->in_synthesis) {
+            s->in_synthesis--;
+            s->synth_done++;
+            s->synth_ns_total += (uint64_t)(s->in_synthesis % 2 ? 25e9 : 35e9);
+            s->waiting++;
+        }
+        update(c, s);
+    }
+    s->now_ns += (uint64_t)600e9;
+    update(c, s);
+}
+
+/* Dispatches what lead sends at once; returns how many. */
+static uint64_t lead_sends_at_once(struct ctl *c, struct cupace_signals *s)
+{
+    uint64_t sent = 0;
+
+    while (s->pending > 0 && interval(c, s) == 0) {
+        s->pending--;
+        s->dispatched++;
+        s->in_synthesis++;
+        sent++;
+        update(c, s);
+    }
+    return sent;
+}
+
+/* Work comes as whole jobs: a burst of 60 partitions at one instant is one
+ * arrival in 1400 s, and no more is expected within a synthesis (48.6 s
+ * at its 3-sd quantile, 19 partitions at 0.4/s), so once what is left of it
+ * is needed within that, the burst's tail leaves at once.  Counted in
+ * partitions, 60 in 1400 s were 2 expected, and it waited on the takes.
+ * Right after the pipeline was empty nothing is taken before the first
+ * synthesis ends, 18 s on at its low quantile: a burst of 17 fills the
+ * lead (14) at once, not all of it, and the rest leaves once that time
+ * has passed with none ended. */
 START_TEST(lead_sends_the_tail_of_a_burst_at_once)
 {
     struct ctl c;
     struct cupace_signals s;
+    uint64_t filled;
 
-    for (int spread = 0; spread <= 1; spread++) {
-        uint64_t tail = spread ? CUPACE_PACE_HOLD : 0;
-        double target;
+    lead_after_a_backlog(&c, &s);
+    s.pending = 17;
+    update(&c, &s);
+    filled = lead_sends_at_once(&c, &s);
+    ck_assert_msg(filled >= 13 && filled < 17, "%llu of 17 sent at once", (unsigned long long)filled);
+    s.now_ns += (uint64_t)20e9;
+    update(&c, &s);
+    ck_assert_uint_eq(lead_sends_at_once(&c, &s), 17 - filled);
+    ctl_close(&c);
 
-        ctl_open(&c, "lead", "");
-        init_signals(&s, 2);
-        s.in_synthesis = 12;
-        lead_start(&c, &s);
-        lead_jittery(&c, &s, 300, 1);
-        /* the backlog ends, and nothing comes for 10 minutes */
-        s.dispatched += s.pending;
-        s.pending = 0;
-        s.in_synthesis = s.waiting = s.gpu_busy_workers = 0;
-        update(&c, &s);
-        s.now_ns += 600e9;
-        update(&c, &s);
-        for (int i = 0; i < 60; i++) {
-            s.now_ns += spread ? (uint64_t)1e9 : 0;
-            s.pending++;
-            update(&c, &s);
-        }
-        interval(&c, &s);
-        target = described(&c, "target");
-        ck_assert_msg(target > 14 && target < 17, "target %.2f", target);
-        s.dispatched += s.pending - 2;
-        s.pending = 2;
-        ck_assert_uint_eq(lead_at(&c, &s, ceil(target)), CUPACE_PACE_HOLD);
-        s.waiting = 1;
-        s.gpu_busy_workers = 2;
-        ck_assert_uint_eq(lead_at(&c, &s, ceil(target)), tail);
-        ctl_close(&c);
+    lead_after_a_backlog(&c, &s);
+    s.pending = 60;
+    update(&c, &s);
+    filled = lead_sends_at_once(&c, &s);
+    ck_assert_msg(filled >= 14 && filled < 18, "%llu of 60 sent at once", (unsigned long long)filled);
+    /* the GPUs take one every 2.5 s, each replaced: one out, one in */
+    while (s.pending > 2) {
+        lead_steady(&c, &s, 1, 2.5e9, 5e9, 2.5e9, s.pending % 2 ? 25e9 : 35e9, 1, 2);
+        s.pending--;
     }
+    ck_assert_uint_eq(lead_sends_at_once(&c, &s), 2);
+    ctl_close(&c);
+}
+END_TEST
+
+/* A daemon idle for a night: ten hours without work between two streams.
+ * Once the stream is back, more is expected within a synthesis again, at
+ * the rate of the latest arrivals, and it paces; averaged since the first
+ * arrival, the night read every arrival after it as the last of the work,
+ * sent at once. */
+START_TEST(lead_paces_a_stream_again_after_a_night_idle)
+{
+    struct ctl c;
+    struct cupace_signals s;
+    double target;
+
+    ctl_open(&c, "lead", "");
+    init_signals(&s, 2);
+    s.in_synthesis = 12;
+    lead_start(&c, &s);
+    lead_jittery(&c, &s, 300, 0);
+    s.pending = 0;
+    s.in_synthesis = s.waiting = s.gpu_busy_workers = 0;
+    update(&c, &s);
+    s.now_ns += (uint64_t)36000e9;
+    update(&c, &s);
+    s.pending = 2;
+    s.in_synthesis = 12;
+    lead_start(&c, &s);
+    lead_jittery(&c, &s, 40, 0);       /* a partition arrives every 2.5 s */
+    interval(&c, &s);
+    target = described(&c, "target");
+    ck_assert_msg(target > 14 && target < 17, "target %.2f", target);
+    ck_assert_uint_eq(lead_at(&c, &s, ceil(target)), CUPACE_PACE_HOLD);
+    ctl_close(&c);
 }
 END_TEST
 
@@ -1106,6 +1182,7 @@ int main(void)
     tcase_add_test(tc, lead_fills_at_once_after_an_idle_gap);
     tcase_add_test(tc, lead_sends_the_last_of_a_backlog_at_once);
     tcase_add_test(tc, lead_sends_the_tail_of_a_burst_at_once);
+    tcase_add_test(tc, lead_paces_a_stream_again_after_a_night_idle);
     tcase_add_test(tc, lead_follows_a_2x_slowdown_within_5_completions);
     tcase_add_test(tc, lead_caps_synthesis_at_the_cpus_slots);
     tcase_add_test(tc, lead_probes_a_cpu_bound_pipeline_down_to_its_slots);
