@@ -783,10 +783,7 @@ START_TEST(lead_paces_a_stream_again_after_a_night_idle)
     struct cupace_signals s;
     double target;
 
-    ctl_open(&c, "lead", "");
-    init_signals(&s, 2);
-    s.in_synthesis = 12;
-    lead_start(&c, &s);
+    lead_open(&c, &s, 12);
     lead_jittery(&c, &s, 300, 0);
     s.pending = 0;
     s.in_synthesis = s.waiting = s.gpu_busy_workers = 0;
