@@ -732,11 +732,13 @@ static uint64_t lead_sends_at_once(struct ctl *c, struct cupace_signals *s)
     return sent;
 }
 
-/* Work comes as whole jobs: a burst of 60 partitions at one instant is one
- * arrival in 1400 s, and no more is expected within a synthesis (48.6 s
- * at its 3-sd quantile, 19 partitions at 0.4/s), so once what is left of it
- * is needed within that, the burst's tail leaves at once.  Counted in
- * partitions, 60 in 1400 s were 2 expected, and it waited on the takes.
+/* Work comes as whole jobs: a burst of 60 partitions (here a millisecond
+ * apart, as a client submits them one by one) is one arrival in 1400 s,
+ * and no more is expected within a synthesis (48.6 s at its 3-sd
+ * quantile, 19 partitions at 0.4/s), so once what is left of it is needed
+ * within that, the burst's tail leaves at once.  Counted in partitions,
+ * 60 in 1400 s were 2 expected, and it waited on the takes; counted as
+ * 60 instants, the latest 32 came within 31 ms.
  * Right after the pipeline was empty nothing is taken before the first
  * synthesis ends, 18 s on at its low quantile: a burst of 17 fills the
  * lead (14) at once, not all of it, and the rest leaves once that time
@@ -758,8 +760,11 @@ START_TEST(lead_sends_the_tail_of_a_burst_at_once)
     ctl_close(&c);
 
     lead_after_a_backlog(&c, &s);
-    s.pending = 60;
-    update(&c, &s);
+    for (int i = 0; i < 60; i++) {      /* a client submits them one by one */
+        s.now_ns += (uint64_t)1e6;
+        s.pending++;
+        update(&c, &s);
+    }
     filled = lead_sends_at_once(&c, &s);
     ck_assert_msg(filled >= 14 && filled < 18, "%llu of 60 sent at once", (unsigned long long)filled);
     /* the GPUs take one every 2.5 s, each replaced: one out, one in */
