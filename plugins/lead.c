@@ -497,7 +497,8 @@ static int the_last(const struct lead_state *st, const struct cupace_signals *s,
     later = of_a_burst ? (double)n : (double)(newest - work0);
     if (s->now_ns > t0 && later / (double)(s->now_ns - t0) * horizon >= 1)
         return 0;
-    if (s->waiting == 0 && s->gpu_busy_workers == 0 && s->synth_done == st->empty_done) {
+    /* none ended since the pipeline was empty: nothing waits, no GPU holds one */
+    if (s->synth_done == st->empty_done) {
         double first = st->lead_ns * exp(-st->z * sqrt(s2) - s2 / 2) -
                        (double)(s->now_ns - st->empty_at);
 
