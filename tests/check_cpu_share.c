@@ -159,6 +159,29 @@ START_TEST(a_limit_once_shown_stands_until_its_evidence_is_mostly_gone)
 }
 END_TEST
 
+START_TEST(a_limit_shown_outlasts_a_long_run_capped_at_it)
+{
+    static const unsigned levels[] = { 8, 16, 10, 14 };
+    struct ps_model m;
+    struct cpu_share *cs = calloc(1, sizeof *cs);
+    uint64_t counted;
+
+    /* shown, then n held at the slots, as lead holds it once capped:
+     * nothing stretches, yet the cap must outlast a long run or n passes
+     * the CPUs again in the next bunch of arrivals (an evidence span of 256
+     * forgot after about 1200 syntheses, 512 after about 2700) */
+    ps_init(&m, 12, 30, 0.15, (uint64_t)_i + 1, observe, cs);
+    ps_schedule(&m, 2000, 45, levels, 4);
+    ck_assert(cs->over);
+    counted = cs->cohort.samples;
+    while (cs->cohort.samples < counted + 2000)
+        ps_run(&m, m.now + 30, 12);
+    ck_assert_msg(cs->over && cs->slots >= 12 && cs->slots <= 13, "over %d slots %u", cs->over,
+                  cs->slots);
+    free(cs);
+}
+END_TEST
+
 START_TEST(equal_works_ending_together_are_no_evidence)
 {
     struct cpu_share *cs = calloc(1, sizeof *cs);
@@ -235,6 +258,7 @@ int main(void)
     tcase_add_test(tc, constant_n_says_nothing);
     tcase_add_test(tc, failed_syntheses_do_not_hold_the_count_back);
     tcase_add_test(tc, a_limit_once_shown_stands_until_its_evidence_is_mostly_gone);
+    tcase_add_loop_test(tc, a_limit_shown_outlasts_a_long_run_capped_at_it, 0, 3);
     tcase_add_test(tc, equal_works_ending_together_are_no_evidence);
     tcase_add_loop_test(tc, any_signals_at_all_are_survived, 0, 4);
     tcase_set_timeout(tc, 60);
