@@ -61,8 +61,8 @@
  * no evidence but a level the lead follows, as fast as the lead's own
  * synthesis mean: spanning 256, it held L 7% short 300 s after synthesis
  * got a fifth slower. */
-#define CPU_SHARE_GAIN (1.0 / 512)
-#define CPU_SHARE_WORK_GAIN (1.0 / 32)
+#define CPU_SHARE_SPAN 512
+#define CPU_SHARE_WORK_SPAN 32
 #define CPU_SHARE_OVER 6.0          /* nats: a ratio of e^6 before a limit is believed */
 #define CPU_SHARE_UNDER 2.0         /* nats: e^2 before "ran unstretched" is */
 #define CPU_SHARE_PICK 0.25         /* nats: within this of the peak, take the most slots */
@@ -127,6 +127,13 @@ static inline void cpu_share_step(struct cpu_share *cs, uint64_t now, uint64_t i
     }
 }
 
+/* How many syntheses an average of SPAN weighs after SAMPLES: a plain mean
+ * of the first, then an EMA of gain 1 / SPAN. */
+static inline double cpu_share_weight(uint64_t samples, unsigned span)
+{
+    return samples < span ? (double)samples : (double)span;
+}
+
 /* The profile log-likelihood of c, per synthesis counted. */
 static inline double cpu_share_score(const struct cpu_share_fit *f, unsigned c)
 {
@@ -139,7 +146,7 @@ static inline double cpu_share_score(const struct cpu_share_fit *f, unsigned c)
  * averaged: shortfall[c] for c = 1 .. most (0 for the best). */
 static inline void cpu_share_shortfall(const struct cpu_share_fit *f, unsigned most, double *shortfall)
 {
-    double weight = f->samples < 1.0 / CPU_SHARE_GAIN ? (double)f->samples : 1.0 / CPU_SHARE_GAIN;
+    double weight = cpu_share_weight(f->samples, CPU_SHARE_SPAN);
     double best = -INFINITY;
     unsigned c;
 
@@ -230,8 +237,8 @@ static inline void cpu_share_count(struct cpu_share *cs, struct cpu_share_fit *f
         return;                     /* it began before the history: skip it */
     log_n_end = log((double)n_end);
     f->samples++;
-    g = f->samples < 1.0 / CPU_SHARE_GAIN ? 1.0 / (double)f->samples : CPU_SHARE_GAIN;
-    gw = f->samples < 1.0 / CPU_SHARE_WORK_GAIN ? 1.0 / (double)f->samples : CPU_SHARE_WORK_GAIN;
+    g = 1.0 / cpu_share_weight(f->samples, CPU_SHARE_SPAN);
+    gw = 1.0 / cpu_share_weight(f->samples, CPU_SHARE_WORK_SPAN);
     /* w(c) = time at n <= c, plus c x (time / n) at n > c */
     for (c = 1; c <= cs->most; c++) {
         double w, l;
