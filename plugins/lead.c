@@ -70,11 +70,20 @@
 #define EPOCHS 4                    /* the lead's min filter spans this many epochs */
 #define INV_SQRT_PI 0.5641895835
 /* The synthesis time is jittery (cv 0.15 in the PoRep model) and the
- * target needs its mean, not the latest: an EMA over about 20 syntheses. */
+ * target needs its mean, not the latest: an EMA over about 20 syntheses,
+ * a plain mean of the first 20.  Started at the first to end, the EMA
+ * kept a third of it after 20: the first to end is the fill's shortest,
+ * and on synth-bound.ini it read the first 20 as 77-80 s where they took
+ * 83-87 s on average (seeds 3, 6, 8, 12), against which a level of 14
+ * on 18 that ran 64-68 s looked no faster (seeds 3, 8 and 12 held 1.86
+ * to 2.76 of the bound; 1.55 so). */
 #define SYNTH_ALPHA 0.05
 /* The probe's level is known once this many syntheses lived all at it:
  * one alone says little against the spread of synthesis times. */
 #define LEVEL_SEEN 3
+/* A drain needs at least this many rounds of synthesis pending (see
+ * probe_holds). */
+#define PROBE_ROUNDS 8
 /* Whether more work is coming is judged on the latest this many instants
  * work arrived at: a daemon that idled over a weekend is as busy as the
  * arrivals since then say, not as the mean since it started (which read
@@ -97,6 +106,7 @@ struct lead_state {
     uint64_t t_gpu0, last_done, last_gpu_ns, last_dev_ns;
     /* synthesis */
     double synth_ns, synth_var;
+    uint64_t synth_count;           /* syntheses ended */
     int have_synth;
     uint64_t last_synth_done, last_synth_ns;
     /* epochs of about one synthesis: their mean lead */
@@ -193,7 +203,7 @@ static void sample_gpu(struct lead_state *st, const struct cupace_signals *s)
 static void sample_synthesis(struct lead_state *st, const struct cupace_signals *s)
 {
     uint64_t n = s->synth_done - st->last_synth_done;
-    double x, d;
+    double x, d, gain;
 
     if (n == 0 || s->synth_ns_total < st->last_synth_ns)
         return;
@@ -207,7 +217,13 @@ static void sample_synthesis(struct lead_state *st, const struct cupace_signals 
         st->level_seen += k;
         st->level_ns += k * x;
     }
-    st->synth_ns = pace_ema(st->synth_ns, x, SYNTH_ALPHA, !st->have_synth);
+    st->synth_count += n;
+    gain = (double)n / (double)st->synth_count;     /* a plain mean of the first */
+    if (gain < SYNTH_ALPHA)
+        gain = SYNTH_ALPHA;
+    /* as an increment, which is exact where every synthesis takes as long:
+     * a mean off by a rounding error is a spread, and a safety stock */
+    st->synth_ns = st->have_synth ? st->synth_ns + gain * d : x;
     st->synth_var = pace_ema(st->synth_var, d * d, SYNTH_ALPHA, !st->have_synth);
     st->have_synth = 1;
     st->last_synth_done = s->synth_done;
@@ -411,15 +427,22 @@ static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
         return n >= st->drain_level && st->drain_level >= floor_n;
     /* a drain shows only what runs unstretched at fewer: once some are seen
      * to, only n above the levels seen could say more */
-    /* and a drain pays only on the work still to come: with less pending
-     * than in synthesis, what it costs is never won back.  After the
+    /* and a drain pays only on the work still to come.  Where the CPU was
+     * not full, a level idles what it drained, a quarter of n, for about
+     * a synthesis: a quarter of a round of synthesis, never won back.
+     * With fewer than PROBE_ROUNDS rounds pending that is over 3% of the
+     * work left, and where the CPU was full what the probe saves is
+     * memory for too short a time: on doc/heldout.sh's draws of up to 400
+     * partitions it was most of the workloads more than 1% behind
+     * greedy's makespan (as many CPUs as synthesis workers, 100 or 200
+     * partitions: up to 1.039).  After the
      * first, a drain needs the CPU shown oversubscribed: by the data
      * (`over`), or by the last level, whose syntheses ran faster than
      * before it.  Where they did not, another drain only idles CPUs (with
      * as many CPUs as syntheses and cv 0.5 they went on down to half,
      * 1.17-1.22 of greedy's makespan) */
     if (st->have_gpu && st->starved > 0.5 && high > floor_n && !st->cpu.under &&
-        s->pending >= high && !memory_full(s) &&
+        s->pending >= PROBE_ROUNDS * high && !memory_full(s) &&
         (!st->drain_end || st->cpu.over || level_sped_up(st)) && !the_last(st, s, 0)) {
         uint64_t level = high - high / 4;
 
