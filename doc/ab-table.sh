@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT OR Apache-2.0
 # ab-table.sh [CUPACE] -- the README's 20-seed tables and trade-off plot:
 # every shipped controller and the seed's own configuration against greedy
-# on every shipped scenario and on the seed's case, from `cupace ab --seeds`.
+# on every shipped scenario and on the seed's case, from `cupace ab --seeds`;
+# lead on held-out workloads and on synth-bound's twins.
 #   CUPACE_PACER_PATH=build/plugins/.libs doc/ab-table.sh build/cupace
 # Writes the tables to stdout and doc/tradeoff.png (with gnuplot).
 set -eu
@@ -110,6 +111,21 @@ heldout "CPU-bound: 8 CPUs under 24 syntheses, kernel 2 s" workload.cpu_slots=8 
   engine.synth_workers=24 workload.gpu_kernel=2s engine.memory_budget=400GiB
 heldout "12 CPUs under 40 syntheses, 600 GiB" workload.cpu_slots=12 engine.synth_workers=40 \
   engine.memory_budget=600GiB workload.jobs=30
+
+echo
+echo "synth-bound's twins: the same first fill on more CPUs (C CPUs, synthesis 5C s), $seeds seeds;"
+echo "unprobed is lead told as many slots as synthesis workers, which probes nothing:"
+echo
+echo "| CPUs, synthesis | lead | unprobed | proctime |"
+echo "| --- | --- | --- | --- |"
+for c in 6 9 12 15 18; do
+  # shellcheck disable=SC2086
+  "$cupace" ab "$here/conf/scenarios/synth-bound.ini" -q --seeds $seeds --baseline greedy \
+    --pacer greedy --pacer lead --pacer unprobed --pacer proctime --set pacer.unprobed.plugin=lead \
+    --set pacer.unprobed.slots=18 --set workload.cpu_slots=$c --set workload.synth_time=$((5 * c))s \
+    --json "$tmp" || true
+  row "$c, $((5 * c)) s" | sed 's/| [0-9.]* \/ [0-9.]* \/ [0-9.]* |/|/'   # greedy's column dropped
+done
 
 if command -v gnuplot >/dev/null 2>&1; then
   # shellcheck disable=SC2086
