@@ -432,10 +432,10 @@ static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
      * a synthesis: a quarter of a round of synthesis, never won back.
      * With fewer than PROBE_ROUNDS rounds pending that is over 3% of the
      * work left, and where the CPU was full what the probe saves is
-     * memory for too short a time: on doc/heldout.sh's draws of up to 400
-     * partitions it was most of the workloads more than 1% behind
-     * greedy's makespan (as many CPUs as synthesis workers, 100 or 200
-     * partitions: up to 1.039).  After the
+     * memory for too short a time.  With a drain wherever a round was
+     * pending, 94 of doc/heldout.sh's 1200 workloads of draws 1-8 ended
+     * more than 1% behind greedy's makespan, up to 1.039 with as many CPUs
+     * as synthesis workers and 100 partitions; 69 so.  After the
      * first, a drain needs the CPU shown oversubscribed: by the data
      * (`over`), or by the last level, whose syntheses ran faster than
      * before it.  Where they did not, another drain only idles CPUs (with
