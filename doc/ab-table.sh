@@ -78,6 +78,9 @@ rm -f "$tmp.1" "$tmp.2"
 echo
 echo "Held-out workloads (--set on cupace.ini, $seeds seeds; makespan / p50 / memory over bound):"
 echo
+row_but_greedy() {  # NAME: row without greedy's column, the first, all ones
+  row "$1" | sed 's/| [0-9.]* \/ [0-9.]* \/ [0-9.]* |/|/'
+}
 echo "| held-out workload | lead | proctime | window |"
 echo "| --- | --- | --- | --- |"
 heldout() {  # NAME SETTINGS...
@@ -88,7 +91,7 @@ heldout() {  # NAME SETTINGS...
   # shellcheck disable=SC2086
   "$cupace" ab "$here/conf/cupace.ini" -q --seeds $seeds --baseline greedy --pacer greedy \
     --pacer lead --pacer proctime --pacer window $sets --json "$tmp" || true
-  row "$name" | sed 's/| [0-9.]* \/ [0-9.]* \/ [0-9.]* |/|/'   # greedy's column dropped
+  row_but_greedy "$name"
 }
 heldout "CPU surplus: synthesis 20 s cv 0.3, kernel 1.5 s, 24 CPUs" workload.synth_time=20s \
   workload.synth_cv=0.3 workload.gpu_kernel=1.5s workload.cpu_slots=24 engine.synth_workers=30
@@ -124,7 +127,7 @@ for c in 6 9 12 15 18; do
     --pacer greedy --pacer lead --pacer unprobed --pacer proctime --set pacer.unprobed.plugin=lead \
     --set pacer.unprobed.slots=18 --set workload.cpu_slots=$c --set workload.synth_time=$((5 * c))s \
     --json "$tmp" || true
-  row "$c, $((5 * c)) s" | sed 's/| [0-9.]* \/ [0-9.]* \/ [0-9.]* |/|/'   # greedy's column dropped
+  row_but_greedy "$c, $((5 * c)) s"
 done
 
 if command -v gnuplot >/dev/null 2>&1; then

@@ -563,6 +563,27 @@ START_TEST(lead_never_probes_a_budget_bound_pipeline)
 }
 END_TEST
 
+/* lead on synth-bound seed SEED: within 1% of greedy's makespan, at most
+ * MAX_OVER_BOUND of the bound. */
+static void lead_places_synth_bounds_slots(unsigned seed, double max_over_bound)
+{
+    char seedset[32];
+    const char *sets[] = { seedset };
+    struct cupace_config *cfg;
+    struct cupace_result l, g;
+
+    snprintf(seedset, sizeof seedset, "engine.seed=%u", seed);
+    cfg = scenario("scenarios/synth-bound.ini", sets, 1);
+    tu_run_cfg(cfg, "lead", &l);
+    tu_run_cfg(cfg, "greedy", &g);
+    ck_assert(l.invariants_ok && g.invariants_ok);
+    ck_assert_msg(l.mem_mean / l.mem_bound <= max_over_bound, "seed %u: lead %.3f of the bound", seed,
+                  l.mem_mean / l.mem_bound);
+    ck_assert_msg(l.makespan_s <= 1.01 * g.makespan_s, "seed %u: lead %.4f of greedy's makespan",
+                  seed, l.makespan_s / g.makespan_s);
+    cupace_config_free(cfg);
+}
+
 /* synth-bound (18 syntheses on 6 CPUs), seed 18: the first level (14)
  * ran 60 s against 77 before it.  With the absolute spread of all the
  * syntheses, most of them stretched more, as its standard error, it
@@ -570,18 +591,7 @@ END_TEST
  * with the relative spread it drains on to the slots. */
 START_TEST(lead_sees_a_faster_level_in_its_relative_spread)
 {
-    const char *sets[] = { "engine.seed=18" };
-    struct cupace_config *cfg = scenario("scenarios/synth-bound.ini", sets, 1);
-    struct cupace_result l, g;
-
-    tu_run_cfg(cfg, "lead", &l);
-    tu_run_cfg(cfg, "greedy", &g);
-    ck_assert(l.invariants_ok && g.invariants_ok);
-    /* 1.54 and 1.004 as it is */
-    ck_assert_msg(l.mem_mean / l.mem_bound <= 1.8, "lead %.3f of the bound", l.mem_mean / l.mem_bound);
-    ck_assert_msg(l.makespan_s <= 1.01 * g.makespan_s, "lead %.4f of greedy's makespan",
-                  l.makespan_s / g.makespan_s);
-    cupace_config_free(cfg);
+    lead_places_synth_bounds_slots(18, 1.8);        /* 1.54 and 1.004 as it is */
 }
 END_TEST
 
@@ -593,26 +603,10 @@ END_TEST
  * 2.73, 2.76 and 1.86 of the bound.  The plain mean of the 20 does not. */
 START_TEST(lead_judges_a_first_level_against_the_whole_fill)
 {
-    static const unsigned seeds[] = { 3, 8, 12 };
-
-    for (unsigned i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
-        char seedset[32];
-        const char *sets[] = { seedset };
-        struct cupace_config *cfg;
-        struct cupace_result l, g;
-
-        snprintf(seedset, sizeof seedset, "engine.seed=%u", seeds[i]);
-        cfg = scenario("scenarios/synth-bound.ini", sets, 1);
-        tu_run_cfg(cfg, "lead", &l);
-        tu_run_cfg(cfg, "greedy", &g);
-        ck_assert(l.invariants_ok && g.invariants_ok);
-        /* 1.55, 1.56 and 1.56 as it is */
-        ck_assert_msg(l.mem_mean / l.mem_bound <= 1.7, "seed %u: lead %.3f of the bound", seeds[i],
-                      l.mem_mean / l.mem_bound);
-        ck_assert_msg(l.makespan_s <= 1.01 * g.makespan_s, "seed %u: lead %.4f of greedy's makespan",
-                      seeds[i], l.makespan_s / g.makespan_s);
-        cupace_config_free(cfg);
-    }
+    /* 1.55, 1.56 and 1.56 as it is */
+    lead_places_synth_bounds_slots(3, 1.7);
+    lead_places_synth_bounds_slots(8, 1.7);
+    lead_places_synth_bounds_slots(12, 1.7);
 }
 END_TEST
 
