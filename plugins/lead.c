@@ -127,6 +127,7 @@ struct lead_state {
     double drain_ns;                /* what the last drain's level is judged against */
     int drain_k;                    /* the mean time of how many syntheses */
     uint64_t drained_from;          /* and n then */
+    int level_sped;                 /* the verdict on the level before it */
     /* arrivals: whether more work may come before the last ends */
     uint64_t t_first, first_batch, arrived;
     /* the latest instants work arrived at after the first, and how much
@@ -337,13 +338,15 @@ static double gpu_rate(const struct lead_state *st, const struct cupace_signals 
  * the level the probe is testing: the syntheses that lived at it are
  * counted only once the older ones end, and until then the bound follows
  * every dip of n, down past the limit. */
+static int cpu_under(const struct lead_state *st);
+
 static uint64_t cap(const struct lead_state *st)
 {
     if (st->slots)
         return st->slots;
     if (!st->cpu.slots)
         return UINT64_MAX;
-    if (!st->cpu.under && st->drain_level > st->cpu.slots)
+    if (!cpu_under(st) && st->drain_level > st->cpu.slots)
         return st->drain_level;
     return st->cpu.slots;
 }
@@ -351,7 +354,7 @@ static uint64_t cap(const struct lead_state *st)
 /* The slots are known: told, or placed by the data (not only bounded). */
 static int slots_known(const struct lead_state *st)
 {
-    return st->slots || (st->cpu.over && st->cpu.under);
+    return st->slots || (st->cpu.over && cpu_under(st));
 }
 
 /* Whether the syntheses that lived all at the probe's last level ran
@@ -376,6 +379,26 @@ static int level_sped_up(const struct lead_state *st)
     cv2 = st->synth_var / (st->synth_ns * st->synth_ns);
     se = sqrt(cv2 * (mean * mean / st->level_seen + st->drain_ns * st->drain_ns / st->drain_k));
     return mean + se < mid;
+}
+
+/* The data's "some ran unstretched" (cpu_share.h), unless the probe's
+ * latest level showed its syntheses all sped up, which says the opposite
+ * on the syntheses that matter: at 2 nats, tested at every end, the
+ * likelihood crosses by chance now and then.  On synth-bound.ini seed 11
+ * it did while a level of 11 on 6 CPUs was being gathered, right after
+ * the level of 14 had run at 14/18 of the time before it; read as "the
+ * slots are placed", it stopped the probe at 13-15 in synthesis (2.37 of
+ * the bound; 1.65 so, the makespan 1.003 and 1.008 of greedy's).  While a
+ * drain is on its way, the verdict on the level it left. */
+static int probe_sped(const struct lead_state *st)
+{
+    return !st->drain_from && st->drain_end && st->level_seen >= LEVEL_SEEN ? level_sped_up(st)
+                                                                             : st->level_sped;
+}
+
+static int cpu_under(const struct lead_state *st)
+{
+    return st->cpu.under && !probe_sped(st);
 }
 
 /* Whether the CPU probe holds dispatch now.  Where the GPUs have been
@@ -441,7 +464,7 @@ static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
      * before it.  Where they did not, another drain only idles CPUs (with
      * as many CPUs as syntheses and cv 0.5 they went on down to half,
      * 1.17-1.22 of greedy's makespan) */
-    if (st->have_gpu && st->starved > 0.5 && high > floor_n && !st->cpu.under &&
+    if (st->have_gpu && st->starved > 0.5 && high > floor_n && !cpu_under(st) &&
         s->pending >= PROBE_ROUNDS * high && !memory_full(s) &&
         (!st->drain_end || st->cpu.over || level_sped_up(st)) && !the_last(st, s, 0)) {
         uint64_t level = high - high / 4;
@@ -453,6 +476,7 @@ static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
          * the first fill's long tail where the CPU is not shared, and a
          * first level judged against them looked sped up where it was not
          * (1.05 of greedy's makespan, as many CPUs as syntheses) */
+        st->level_sped = st->drain_end && level_sped_up(st);
         if (st->drain_end && st->level_seen > 0) {
             st->drain_ns = st->level_ns / st->level_seen;
             st->drain_k = st->level_seen;

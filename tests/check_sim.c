@@ -610,6 +610,17 @@ START_TEST(lead_judges_a_first_level_against_the_whole_fill)
 }
 END_TEST
 
+/* synth-bound, seed 11: the level of 14 ran at 14/18 of the time before
+ * it, and while the level of 11 was being gathered the likelihood test
+ * for "some ran unstretched" crossed its 2 nats by chance.  Believed over
+ * the level, it stopped the probe with 13-15 in synthesis: 2.37 of the
+ * bound.  The level's verdict outweighs it. */
+START_TEST(lead_believes_a_faster_level_over_a_chance_likelihood)
+{
+    lead_places_synth_bounds_slots(11, 1.8);        /* 1.65 and 1.008 as it is */
+}
+END_TEST
+
 /* As many CPUs as synthesis workers (18), and 100 partitions: under six
  * rounds of synthesis.  The GPUs starve, since the CPU is the bottleneck,
  * but no signal says it is not oversubscribed, and a drain by a quarter
@@ -735,6 +746,7 @@ int main(void)
     tcase_add_test(seed, lead_never_probes_a_budget_bound_pipeline);
     tcase_add_test(seed, lead_sees_a_faster_level_in_its_relative_spread);
     tcase_add_test(seed, lead_judges_a_first_level_against_the_whole_fill);
+    tcase_add_test(seed, lead_believes_a_faster_level_over_a_chance_likelihood);
     tcase_add_test(seed, lead_does_not_probe_a_short_backlog);
     tcase_add_test(seed, the_floor_oracle_keeps_the_cpu_full_and_no_more);
     suite_add_tcase(s, units);
