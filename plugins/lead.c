@@ -128,6 +128,9 @@ struct lead_state {
     int drain_k;                    /* the mean time of how many syntheses */
     uint64_t drained_from;          /* and n then */
     int level_sped;                 /* the verdict on the level before it */
+    double fill_ns;                 /* the first fill's syntheses that ended: their time */
+    uint64_t fill_k;                /* and how many */
+    int ref_fill;                   /* the first level is judged against the whole fill */
     /* arrivals: whether more work may come before the last ends */
     uint64_t t_first, first_batch, arrived;
     /* the latest instants work arrived at after the first, and how much
@@ -217,6 +220,17 @@ static void sample_synthesis(struct lead_state *st, const struct cupace_signals 
 
         st->level_seen += k;
         st->level_ns += k * x;
+    }
+    /* the first fill's own mean, all of it as it ends (probe_holds) */
+    if (st->synth_count < st->first_fill) {
+        uint64_t k = n < st->first_fill - st->synth_count ? n : st->first_fill - st->synth_count;
+
+        st->fill_ns += (double)k * x;
+        st->fill_k += k;
+        if (st->ref_fill) {
+            st->drain_ns = st->fill_ns / (double)st->fill_k;
+            st->drain_k = (int)st->fill_k;
+        }
     }
     st->synth_count += n;
     gain = (double)n / (double)st->synth_count;     /* a plain mean of the first */
@@ -418,6 +432,26 @@ static int cpu_under(const struct lead_state *st)
  * synthesis (1.20 of greedy's makespan). */
 static int the_last(const struct lead_state *st, const struct cupace_signals *s, int of_a_burst);
 
+/* The probe's first cue where starvation is certain before it shows: the
+ * GPUs' rate times a synthesis is what must be in synthesis to feed them,
+ * and where that is over twice what is in synthesis and waiting while
+ * lead wants more, no fill the CPU can hold feeds them.  `starved` says so
+ * only a synthesis or so later: the first fill ends as a wave that keeps
+ * the GPU queue full for a while, and on synth-bound the first drain began
+ * only at about 150 s, with 18 syntheses on 6 CPUs until then (1.66 of the
+ * bound over 20 seeds; 1.48 so, the makespan 1.0056 -> 1.0074 of
+ * greedy's).  Only for the first drain: the later ones have the levels'
+ * verdicts. */
+static int starvation_certain(const struct lead_state *st, const struct cupace_signals *s)
+{
+    return !st->drain_end && st->have_synth && st->synth_count < st->first_fill && st->was_short &&
+           gpu_rate(st, s) * st->synth_ns > 2.0 * (double)(s->in_synthesis + s->waiting);
+}
+
+/* the spread of synthesis times, as a squared cv, under which the first
+ * drain is judged against the whole fill's mean */
+#define FILL_REF_CV2 (0.25 * 0.25)
+
 static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
 {
     uint64_t n = s->in_synthesis;
@@ -464,7 +498,8 @@ static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
      * before it.  Where they did not, another drain only idles CPUs (with
      * as many CPUs as syntheses and cv 0.5 they went on down to half,
      * 1.17-1.22 of greedy's makespan) */
-    if (st->have_gpu && st->starved > 0.5 && high > floor_n && !cpu_under(st) &&
+    if (st->have_gpu && (st->starved > 0.5 || starvation_certain(st, s)) && high > floor_n &&
+        !cpu_under(st) &&
         s->pending >= PROBE_ROUNDS * high && !memory_full(s) &&
         (!st->drain_end || st->cpu.over || level_sped_up(st)) && !the_last(st, s, 0)) {
         uint64_t level = high - high / 4;
@@ -477,9 +512,31 @@ static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
          * first level judged against them looked sped up where it was not
          * (1.05 of greedy's makespan, as many CPUs as syntheses) */
         st->level_sped = st->drain_end && level_sped_up(st);
+        /* after a level that sped up, down from it: until the slots are
+         * placed nothing caps n, which climbs back between the verdict and
+         * the next drain, and a drain from there tried the same level
+         * again, which looked no faster than itself (with the first drain
+         * begun as the fill ends, synth-bound seed 3 held 14 for good, 2.53
+         * of the bound; 1.44 so) */
+        if (st->level_sped && st->drain_level < high) {
+            high = st->drain_level;
+            level = high - high / 4;
+        }
         if (st->drain_end && st->level_seen > 0) {
             st->drain_ns = st->level_ns / st->level_seen;
             st->drain_k = st->level_seen;
+            st->ref_fill = 0;
+        } else if (st->fill_k > 0 && st->fill_k < st->first_fill &&
+                   st->synth_var < FILL_REF_CV2 * st->synth_ns * st->synth_ns) {
+            /* a drain begun as the fill ends: the whole fill's mean, as
+             * the rest of it ends (sample_synthesis); its first to end
+             * are its short ones.  Only where synthesis is steady: at cv
+             * 0.5 the level's own first three to end are short ones too,
+             * and against the fill's unbiased mean they looked sped up
+             * (n fell to 7 with 12 CPUs) */
+            st->ref_fill = 1;
+            st->drain_ns = st->fill_ns / (double)st->fill_k;
+            st->drain_k = (int)st->fill_k;
         } else {
             st->drain_ns = st->synth_ns;
             st->drain_k = (int)(1 / SYNTH_ALPHA);
