@@ -705,6 +705,46 @@ START_TEST(the_floor_oracle_keeps_the_cpu_full_and_no_more)
 }
 END_TEST
 
+/* The oracle doc/twins-floor.sh measures what learning the slots costs
+ * with: blind until a synthesis ends, then held at a level of 14 until it
+ * has learned.  On synth-bound that holds more memory than the blind
+ * oracle's drop to the slots, and more again where it searches a quarter
+ * at a time; on the twin with 18 CPUs the same level idles 4 CPUs, which
+ * the blind oracle, told 18, never does. */
+static void oracle_on(const char *probe, const char *step, unsigned cpus, struct cupace_result *r)
+{
+    char slots[48], cpu[48], synth[48];
+    const char *sets[] = { "pacer.oracle.plugin=oracle", "pacer.oracle.stock=12", "pacer.oracle.blind=1",
+                           slots, cpu, synth, probe, step };
+    struct cupace_config *cfg;
+
+    snprintf(slots, sizeof slots, "pacer.oracle.slots=%u", cpus);
+    snprintf(cpu, sizeof cpu, "workload.cpu_slots=%u", cpus);
+    snprintf(synth, sizeof synth, "workload.synth_time=%us", 5 * cpus);
+    cfg = scenario("scenarios/synth-bound.ini", sets, sizeof sets / sizeof sets[0]);
+    tu_run_cfg(cfg, "oracle", r);
+    ck_assert(r->invariants_ok);
+    cupace_config_free(cfg);
+}
+
+START_TEST(the_twins_oracle_pays_for_what_it_learns)
+{
+    struct cupace_result blind, level, search, blind18, level18;
+
+    oracle_on("pacer.oracle.probe=0", "pacer.oracle.step=0", 6, &blind);
+    oracle_on("pacer.oracle.probe=14", "pacer.oracle.step=0", 6, &level);
+    oracle_on("pacer.oracle.probe=14", "pacer.oracle.step=4", 6, &search);
+    oracle_on("pacer.oracle.probe=0", "pacer.oracle.step=0", 18, &blind18);
+    oracle_on("pacer.oracle.probe=14", "pacer.oracle.step=0", 18, &level18);
+    ck_assert_msg(level.mem_mean > 1.04 * blind.mem_mean, "a level of 14 %.0f GiB, blind %.0f GiB",
+                  level.mem_mean / 1073741824.0, blind.mem_mean / 1073741824.0);
+    ck_assert_msg(search.mem_mean > 1.03 * level.mem_mean, "the search %.0f GiB, one level %.0f GiB",
+                  search.mem_mean / 1073741824.0, level.mem_mean / 1073741824.0);
+    ck_assert_msg(level18.makespan_s > 1.01 * blind18.makespan_s, "18 CPUs: a level of 14 %.1f s, none %.1f s",
+                  level18.makespan_s, blind18.makespan_s);
+}
+END_TEST
+
 /* Many seeds over threads: each slot holds what a run of that controller on
  * that seed alone gives, whatever the thread count, and the summary pairs
  * the seeds. */
@@ -788,6 +828,7 @@ int main(void)
     tcase_add_test(seed, lead_does_not_drain_a_fill_the_budget_capped);
     tcase_add_test(seed, lead_does_not_probe_a_short_backlog);
     tcase_add_test(seed, the_floor_oracle_keeps_the_cpu_full_and_no_more);
+    tcase_add_test(seed, the_twins_oracle_pays_for_what_it_learns);
     suite_add_tcase(s, units);
     suite_add_tcase(s, model);
     suite_add_tcase(s, seed);
