@@ -18,15 +18,8 @@ tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 seeds=20
 
-cell() {  # PACER: makespan p50 memory/bound means from "$tmp"
-  awk -v want="$1" '
-    /"summary"/ { s = 1 }
-    s && /"pacer":/ { split($0, a, "\""); p = a[4] }
-    s && p == want && /"makespan_ratio"/ { v = $0; sub(/.*"mean": /, "", v); sub(/,.*/, "", v); mk = v }
-    s && p == want && /"job_latency_p50_ratio"/ { v = $0; sub(/.*"mean": /, "", v); sub(/,.*/, "", v); lat = v }
-    s && p == want && /"memory_mean_over_bound"/ { v = $0; sub(/.*"mean": /, "", v); sub(/,.*/, "", v); mb = v }
-    END { printf "%.3f %.3f %.3f\n", mk, lat, mb }' "$tmp"
-}
+# shellcheck source=doc/means.sh
+. "$here/doc/means.sh"
 
 best() {  # CPUS BLIND CONFIG [--set ...]: "mk p50 mem slots stock" of the least memory within 1%/3%
   cpus=$1
@@ -41,7 +34,7 @@ best() {  # CPUS BLIND CONFIG [--set ...]: "mk p50 mem slots stock" of the least
         --set pacer.oracle.plugin=oracle --set pacer.oracle.slots=$slots \
         --set pacer.oracle.stock=$stock --set pacer.oracle.blind=$blind --json "$tmp" \
         >/dev/null 2>&1 || continue
-      r=$(cell oracle)
+      r=$(means "$tmp" oracle)
       b=$(printf '%s\n%s %s %s\n' "$b" "$r" "$slots" "$stock" |
         awk 'NF == 5 && $1 <= 1.01 && $2 <= 1.03' | sort -k3,3g | head -n 1)
     done
@@ -58,8 +51,8 @@ floor() {  # NAME CONFIG [--set ...]: one table row
   # shellcheck disable=SC2068
   "$cupace" ab $@ -q --seeds $seeds --baseline greedy --pacer greedy --pacer lead --pacer told \
     --set pacer.told.plugin=lead --set pacer.told.slots="$cpus" --json "$tmp" >/dev/null 2>&1 || true
-  l=$(cell lead)
-  t=$(cell told)
+  l=$(means "$tmp" lead)
+  t=$(means "$tmp" told)
   echo "$name $cpus | $told | $blind | $l | $t" | awk -F' [|] ' '
     function show(s,   a) { if (split(s, a, " ") < 5) return "none within 1% | "
                             return sprintf("%d + %d: %.3f / %.3f / %.2f | ", a[4], a[5], a[1], a[2], a[3]) }

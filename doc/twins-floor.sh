@@ -20,15 +20,8 @@ tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 seeds=20
 
-cell() {  # PACER FORMAT: its makespan, p50 and memory/bound means from "$tmp"
-  awk -v want="$1" -v fmt="$2" '
-    /"summary"/ { s = 1 }
-    s && /"pacer":/ { split($0, a, "\""); p = a[4] }
-    s && p == want && /"makespan_ratio"/ { v = $0; sub(/.*"mean": /, "", v); sub(/,.*/, "", v); mk = v }
-    s && p == want && /"job_latency_p50_ratio"/ { v = $0; sub(/.*"mean": /, "", v); sub(/,.*/, "", v); lat = v }
-    s && p == want && /"memory_mean_over_bound"/ { v = $0; sub(/.*"mean": /, "", v); sub(/,.*/, "", v); mb = v }
-    END { if (fmt == "full") printf " %.3f / %.3f / %.2f |", mk, lat, mb; else printf " %.3f |", mk }' "$tmp"
-}
+# shellcheck source=doc/means.sh
+. "$here/doc/means.sh"
 
 twins() {  # NAME PACER [--set ...]: one row, synth-bound then its twins
   name=$1
@@ -40,7 +33,9 @@ twins() {  # NAME PACER [--set ...]: one row, synth-bound then its twins
     "$cupace" ab "$here/conf/scenarios/synth-bound.ini" -q --seeds $seeds --baseline greedy \
       --pacer greedy --pacer "$pacer" $@ --set pacer.oracle.slots=$c --set workload.cpu_slots=$c \
       --set workload.synth_time=$((5 * c))s --json "$tmp" >/dev/null 2>&1 || true
-    cell "$pacer" "$([ "$c" -eq 6 ] && echo full || echo short)"
+    means "$tmp" "$pacer" | while read -r mk lat mb; do
+      if [ "$c" -eq 6 ]; then printf ' %.3f / %.3f / %.2f |' "$mk" "$lat" "$mb"; else printf ' %.3f |' "$mk"; fi
+    done
   done
   echo
 }

@@ -205,6 +205,13 @@ static void sample_gpu(struct lead_state *st, const struct cupace_signals *s)
         st->overlap = 1;
 }
 
+/* The probe's reference as the whole first fill's mean (probe_holds). */
+static void refer_to_fill(struct lead_state *st)
+{
+    st->drain_ns = st->fill_ns / (double)st->fill_k;
+    st->drain_k = (int)st->fill_k;
+}
+
 static void sample_synthesis(struct lead_state *st, const struct cupace_signals *s)
 {
     uint64_t n = s->synth_done - st->last_synth_done;
@@ -228,10 +235,8 @@ static void sample_synthesis(struct lead_state *st, const struct cupace_signals 
 
         st->fill_ns += (double)k * x;
         st->fill_k += k;
-        if (st->ref_fill) {
-            st->drain_ns = st->fill_ns / (double)st->fill_k;
-            st->drain_k = (int)st->fill_k;
-        }
+        if (st->ref_fill)
+            refer_to_fill(st);
     }
     st->synth_count += n;
     gain = (double)n / (double)st->synth_count;     /* a plain mean of the first */
@@ -442,7 +447,7 @@ static int the_last(const struct lead_state *st, const struct cupace_signals *s,
  * only a synthesis or so later: the first fill ends as a wave that keeps
  * the GPU queue full for a while, and on synth-bound the first drain began
  * only at about 150 s, with 18 syntheses on 6 CPUs until then (1.66 of the
- * bound over 20 seeds; 1.48 so, the makespan 1.0056 -> 1.0074 of
+ * bound over 20 seeds; 1.49 so, the makespan 1.0056 -> 1.0062 of
  * greedy's).  Only for the first drain: the later ones have the levels'
  * verdicts.  Not where the budget capped the fill: the GPUs starve then
  * between one partition's end and the next dispatch, for want of memory
@@ -541,8 +546,7 @@ static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
              * and against the fill's unbiased mean they looked sped up
              * (n fell to 7 with 12 CPUs) */
             st->ref_fill = 1;
-            st->drain_ns = st->fill_ns / (double)st->fill_k;
-            st->drain_k = (int)st->fill_k;
+            refer_to_fill(st);
         } else {
             st->drain_ns = st->synth_ns;
             st->drain_k = (int)(1 / SYNTH_ALPHA);

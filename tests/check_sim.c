@@ -631,6 +631,12 @@ END_TEST
  * for "some ran unstretched" crossed its 2 nats by chance.  Believed over
  * the level, it stopped the probe with 13-15 in synthesis: 2.37 of the
  * bound.  The level's verdict outweighs it. */
+START_TEST(lead_believes_a_faster_level_over_a_chance_likelihood)
+{
+    lead_places_synth_bounds_slots(11, 1.8);        /* 1.42 and 1.008 as it is */
+}
+END_TEST
+
 /* synth-bound seed 7: the GPUs' rate times a synthesis, 56 partitions,
  * is three times the 18 in synthesis as the first fill ends, which no
  * fill of this CPU can feed, and the first drain begins then, not once
@@ -648,12 +654,6 @@ END_TEST
 START_TEST(lead_drains_on_from_a_level_that_sped_up)
 {
     lead_places_synth_bounds_slots(3, 1.5);         /* 1.44 and 1.007 as it is */
-}
-END_TEST
-
-START_TEST(lead_believes_a_faster_level_over_a_chance_likelihood)
-{
-    lead_places_synth_bounds_slots(11, 1.8);        /* 1.42 and 1.008 as it is */
 }
 END_TEST
 
