@@ -285,6 +285,21 @@ static int memory_full(const struct cupace_signals *s)
                         s->mem_budget - s->mem_reserved < s->mem_reserved / held);
 }
 
+/* The memory budget has room for K partitions more.  A partition's size
+ * is what those in synthesis and waiting hold on average: those on a GPU
+ * may have released most of theirs at the kernel, and counted in, they
+ * made a new one look a third smaller than it is. */
+static int room_for(const struct cupace_signals *s, uint64_t k)
+{
+    uint64_t held = s->in_synthesis + s->waiting;
+
+    if (held == 0)
+        return 1;
+    return s->mem_reserved <= s->mem_budget &&
+           (double)(s->mem_budget - s->mem_reserved) >=
+               (double)k * ((double)s->mem_reserved / (double)held);
+}
+
 /* The GPUs idle with nothing waiting while work is pending: the pipeline
  * is short of feed, and if n stays as it is the CPU is the bottleneck. */
 static int short_of_feed(const struct cupace_signals *s)
@@ -655,8 +670,13 @@ static uint64_t lead_interval(void *state, const struct cupace_signals *s)
      * (unless told the slots: the operator's limit is a limit):
      * sharing the CPU they end together, and keep it busy to the end,
      * where capped the last to start would run alone (synth-bound: 1.010
-     * of greedy's makespan, 1.005 so) */
-    if (s->in_synthesis >= cap(st) && (st->slots || !(s->pending <= cap(st) && the_last(st, s, 0))))
+     * of greedy's makespan, 1.005 so).  All of it, or none yet: where the
+     * budget takes only some, the rest start as those end, and run alone
+     * (48 CPUs under 24 syntheses all alike, 600 GiB: 1.058 of greedy's
+     * makespan; 1.018 so) */
+    if (s->in_synthesis >= cap(st) &&
+        (st->slots ||
+         !(s->pending <= cap(st) && room_for(s, s->pending) && the_last(st, s, 0))))
         return st->last_interval = CUPACE_PACE_HOLD;
     if (probe_holds(st, s))
         return st->last_interval = CUPACE_PACE_HOLD;
