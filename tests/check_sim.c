@@ -595,6 +595,24 @@ START_TEST(lead_sends_the_last_of_a_backlog_only_all_at_once)
 }
 END_TEST
 
+/* Bursts of 25 partitions on 3 CPUs, syntheses of cv 0.5: the first
+ * burst's syntheses bound the slots from above at 1 or 2, and n, held
+ * under that cap, showed nothing against it for the next bursts (1.044 of
+ * greedy's makespan over these seeds, 1.24 on seed 4).  Few slots only
+ * bounded are taken at the most the data do not refute. */
+START_TEST(lead_does_not_cap_a_few_cpus_below_them)
+{
+    const char *sets[] = { "workload.synth_time=60s",      "workload.synth_cv=0.5",
+                           "workload.synth_dist=gamma",    "engine.synth_workers=12",
+                           "workload.cpu_slots=3",         "workload.arrival=burst",
+                           "workload.partitions_per_job=5", "workload.burst_jobs=5",
+                           "workload.burst_every=10m" };
+    double ratio = lead_makespan_ratio(sets, sizeof sets / sizeof sets[0], 8);
+
+    ck_assert_msg(ratio <= 1.02, "lead %.4f of greedy's makespan over 8 seeds", ratio); /* 1.006 */
+}
+END_TEST
+
 /* lead on synth-bound seed SEED: within 1% of greedy's makespan, at most
  * MAX_OVER_BOUND of the bound. */
 static void lead_places_synth_bounds_slots(unsigned seed, double max_over_bound)
@@ -843,6 +861,7 @@ int main(void)
     tcase_add_test(seed, lead_drains_on_from_a_level_that_sped_up);
     tcase_add_test(seed, lead_does_not_drain_a_fill_the_budget_capped);
     tcase_add_test(seed, lead_sends_the_last_of_a_backlog_only_all_at_once);
+    tcase_add_test(seed, lead_does_not_cap_a_few_cpus_below_them);
     tcase_add_test(seed, lead_does_not_probe_a_short_backlog);
     tcase_add_test(seed, the_floor_oracle_keeps_the_cpu_full_and_no_more);
     tcase_add_test(seed, the_twins_oracle_pays_for_what_it_learns);
