@@ -673,7 +673,7 @@ static uint64_t lead_interval(void *state, const struct cupace_signals *s)
      * of greedy's makespan, 1.005 so).  All of it, or none yet: where the
      * budget takes only some, the rest start as those end, and run alone
      * (48 CPUs under 24 syntheses all alike, 600 GiB: 1.058 of greedy's
-     * makespan; 1.018 so) */
+     * makespan; 1.019 so) */
     if (s->in_synthesis >= cap(st) &&
         (st->slots ||
          !(s->pending <= cap(st) && room_for(s, s->pending) && the_last(st, s, 0))))
