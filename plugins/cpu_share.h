@@ -66,7 +66,7 @@
 #define CPU_SHARE_OVER 6.0          /* nats: a ratio of e^6 before a limit is believed */
 #define CPU_SHARE_UNDER 2.0         /* nats: e^2 before "ran unstretched" is */
 #define CPU_SHARE_PICK 0.25         /* nats: within this of the peak, take the most slots */
-#define CPU_SHARE_FEW 8             /* slots so few that one is over 1/8 of the CPU */
+#define CPU_SHARE_FEW 8             /* slots so few that one is at least 1/8 of the CPU */
 
 struct cpu_share_ended { uint64_t start, end; };
 
