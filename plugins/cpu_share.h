@@ -39,6 +39,14 @@
  * well as any, an upper bound; the controller learns more only by letting n
  * fall.
  *
+ * When the controller lets n fall on purpose, it asks a narrower question
+ * of the same model: did the syntheses speed up?  cpu_share_llr weighs
+ * two candidates, the n it drained from and the n it drained to, on every
+ * synthesis that ran since, each for the part of its life spent after the
+ * drain began, with the law of log w the cohort's under each.  Those still
+ * running count by their survival: the first to end after a drain are the
+ * short ones, and counted alone they read as sped up.
+ *
  * Header-only, like pace_util.h: controllers never link the engine.
  */
 #ifndef CUPACE_CPU_SHARE_H
@@ -53,6 +61,7 @@
 #define CPU_SHARE_HIST 2048         /* changes of in_synthesis remembered: 8 per candidate */
 #define CPU_SHARE_STARTS 1024       /* syntheses started, oldest unfinished first */
 #define CPU_SHARE_PENDING 256       /* ended, waiting for the older ones to end */
+#define CPU_SHARE_RECENT 512        /* the latest ended, for cpu_share_llr */
 /* The evidence spans about 512 syntheses: held at a limit it showed, n
  * shows nothing more, and the limit is forgotten after about 2700 (its
  * way back from a cap set too low).  Spanning 256 (about 1200), 5 of 20
@@ -96,6 +105,9 @@ struct cpu_share {
     unsigned slots;                 /* the estimate; 0 while `over` is not known */
     unsigned least;                 /* the fewest slots the data leave plausible */
     int over, under;
+    /* the latest to end, a ring (cpu_share_llr) */
+    struct cpu_share_ended recent[CPU_SHARE_RECENT];
+    unsigned recent_head, recent_count;
 };
 
 static inline void cpu_share_step(struct cpu_share *cs, uint64_t now, uint64_t in_synthesis)
@@ -351,6 +363,10 @@ static inline void cpu_share_update(struct cpu_share *cs, const struct cupace_si
             if (cs->npending == CPU_SHARE_PENDING)
                 cpu_share_make_room(cs);
             cs->pending[cs->npending++] = e;
+            cs->recent[cs->recent_head] = e;
+            cs->recent_head = (cs->recent_head + 1) % CPU_SHARE_RECENT;
+            if (cs->recent_count < CPU_SHARE_RECENT)
+                cs->recent_count++;
         }
     }
     /* in synthesis fell by more than what ended: syntheses failed */
@@ -367,6 +383,117 @@ static inline void cpu_share_update(struct cpu_share *cs, const struct cupace_si
         cpu_share_flush(cs);
     }
     cpu_share_step(cs, s->now_ns, s->in_synthesis);
+}
+
+/* The work a synthesis did from t0 to t1 with c slots, in ns at full
+ * speed, and the log of the rate it ran at as t1 neared (over the last
+ * thousandth, as in cpu_share_count); -1 where the history of n does not
+ * reach back to t0. */
+static inline double cpu_share_work(const struct cpu_share *cs, unsigned c, uint64_t t0,
+                                    uint64_t t1, double *log_rate)
+{
+    double w = 0, end = (double)t1, start = (double)t0, late = end - (end - start) / 1024;
+    int rated = 0;
+
+    for (unsigned k = 0; k < cs->seg_count; k++) {
+        unsigned i = (cs->seg_head + CPU_SHARE_HIST - 1 - k) % CPU_SHARE_HIST;
+        double from = (double)cs->seg_t[i], a = from > start ? from : start;
+        uint32_t n = cs->seg_n[i] ? cs->seg_n[i] : 1;
+        double r = n > c ? (double)c / n : 1;
+
+        if (from >= end)
+            continue;
+        if (!rated && from <= late) {
+            *log_rate = log(r);
+            rated = 1;
+        }
+        if (end > a)
+            w += (end - a) * r;
+        end = from;
+        if (from <= start)
+            return w;
+    }
+    return -1;
+}
+
+/* log P(Z > a) for a standard normal Z; its tail where erfc underflows */
+static inline double cpu_share_log_sf(double a)
+{
+    if (a < 8)
+        return log(0.5 * erfc(a / 1.4142135623730951));
+    return -0.5 * a * a - log(a * 2.5066282746310002);
+}
+
+/* The log-likelihood of one synthesis that started at `from` under c
+ * slots, its log work normal with the cohort's mean and spread under c: if
+ * it ended at `to`, the density of its duration; if it still runs at `to`,
+ * the chance that it runs so long; either given that it was running at
+ * t_d, where it started before.  NAN where the history does not reach. */
+static inline double cpu_share_loglik(const struct cpu_share *cs, unsigned c, uint64_t from,
+                                      uint64_t to, int ended, uint64_t t_d)
+{
+    double mu = cs->cohort.lw[c], var = cs->cohort.lw2[c] - mu * mu;
+    double sd = sqrt(var > 1e-4 ? var : 1e-4), lr = 0, w = cpu_share_work(cs, c, from, to, &lr);
+    double a, l;
+
+    if (!(w > 0))
+        return NAN;
+    a = (log(w) - mu) / sd;
+    l = ended ? -0.5 * a * a - log(sd) + lr - log(w) : cpu_share_log_sf(a);
+    if (from < t_d) {
+        double w0 = cpu_share_work(cs, c, from, t_d, &lr);
+
+        if (w0 < 0)
+            return NAN;
+        if (w0 > 0)
+            l -= cpu_share_log_sf((log(w0) - mu) / sd);
+    }
+    return l;
+}
+
+/* How much likelier c1 slots are than c0 (in nats), on every synthesis
+ * that ran at or after t_d: a test of whether letting n fall at t_d sped
+ * them up.  Each synthesis counts for as much of its life as it spent
+ * after t_d, which weighs far more of them than those that lived all at
+ * the new level.  One that still runs counts by its having run so long:
+ * counted only once they end, the first to end are the short ones, which
+ * reads as sped up.  NAN while the cohort knows too little, or where the
+ * ring has lost some that ended since t_d. */
+static inline double cpu_share_llr(const struct cpu_share *cs, uint64_t t_d, uint64_t now,
+                                   unsigned c0, unsigned c1)
+{
+    double sum = 0;
+
+    if (cs->cohort.samples < 8 || c0 < 1 || c1 < 1 || c0 > cs->most || c1 > cs->most ||
+        (cs->recent_count == CPU_SHARE_RECENT && cs->recent[cs->recent_head].end > t_d))
+        return NAN;
+    for (unsigned k = 0; k < cs->recent_count + cs->start_count; k++) {
+        uint64_t from, to;
+        int ended = k < cs->recent_count;
+        double l0, l1;
+
+        if (ended) {
+            const struct cpu_share_ended *e =
+                &cs->recent[(cs->recent_head + CPU_SHARE_RECENT - 1 - k) % CPU_SHARE_RECENT];
+
+            from = e->start;
+            to = e->end;
+        } else {
+            unsigned i = (cs->start_first + k - cs->recent_count) % CPU_SHARE_STARTS;
+
+            if (cs->start_done[i])
+                continue;
+            from = cs->start_t[i];
+            to = now;
+        }
+        if (to <= t_d || to <= from)
+            continue;
+        l0 = cpu_share_loglik(cs, c0, from, to, ended, t_d);
+        l1 = cpu_share_loglik(cs, c1, from, to, ended, t_d);
+        if (isfinite(l0) && isfinite(l1))
+            sum += l1 - l0;
+    }
+    return sum;
 }
 
 /* The mean synthesis time unstretched, once the limit is located; 0 if not. */

@@ -81,6 +81,16 @@
 /* The probe's level is known once this many syntheses lived all at it:
  * one alone says little against the spread of synthesis times. */
 #define LEVEL_SEEN 3
+/* The verdict on a level is a likelihood ratio (cpu_share_llr): "the
+ * level ran faster" over "it did not", in nats.  Above LEVEL_SPED it did:
+ * in doubt it says not, since a level held below the limit idles CPUs and
+ * one held above it only costs memory (at 0, a held-out 8 CPUs under 8
+ * syntheses at cv 0.3 drained on past them on chance verdicts, 1.050 of
+ * greedy's makespan over 40 seeds; at 1, synth-bound held 1.505 of the
+ * bound over 300 seeds; 1.043 and 1.483 so).  Past LEVEL_CLEAR either way
+ * the level has said what it can, and need not wait for LEVEL_SEEN. */
+#define LEVEL_SPED 0.5
+#define LEVEL_CLEAR 4.0
 /* A drain needs at least this many rounds of synthesis pending (see
  * probe_holds). */
 #define PROBE_ROUNDS 8
@@ -128,6 +138,9 @@ struct lead_state {
     int drain_k;                    /* the mean time of how many syntheses */
     uint64_t drained_from;          /* and n then */
     int level_sped;                 /* the verdict on the level before it */
+    uint64_t level_t0;              /* when the drain to the level began */
+    double level_llr;               /* its verdict in nats (LEVEL_SPED); NAN: none */
+    uint64_t llr_done;              /* synth_done when it was last worked out */
     double fill_ns;                 /* the first fill's syntheses that ended: their time */
     uint64_t fill_k;                /* and how many */
     int ref_fill;                   /* the first level is judged against the whole fill */
@@ -156,6 +169,7 @@ static int lead_init(void *state, const struct cupace_params *p, char *err, size
         snprintf(err, errlen, "safety must be from 0 to 10 standard deviations");
         return -1;
     }
+    st->level_llr = NAN;
     if (st->slots > 1000000) {
         snprintf(err, errlen, "slots must be from 1 to 1000000 syntheses, or 0 to learn them");
         return -1;
@@ -323,6 +337,13 @@ static void lead_update(void *state, const struct cupace_signals *s)
     sample_synthesis(st, s);
     epoch(st, s);
     cpu_share_update(&st->cpu, s);
+    /* the level's verdict, at every end while n is held at it or since */
+    if (st->drain_end && !st->drain_from && st->drained_from > st->drain_level &&
+        s->synth_done != st->llr_done) {
+        st->level_llr = cpu_share_llr(&st->cpu, st->level_t0, s->now_ns, (unsigned)st->drained_from,
+                                      (unsigned)st->drain_level);
+        st->llr_done = s->synth_done;
+    }
     if (s->in_synthesis > st->ep_most)
         st->ep_most = s->in_synthesis;
     /* short of feed over about one synthesis, not at an instant: a partition
@@ -394,21 +415,27 @@ static int slots_known(const struct lead_state *st)
     return st->slots || (st->cpu.over && cpu_under(st));
 }
 
-/* Whether the syntheses that lived all at the probe's last level ran
- * faster than those before it: nearer the level's share of their time
- * (stretched, each ran at c / n) than the same time (not), by one
- * standard error of the difference, as jittery synthesis (cv 0.5) makes
- * three of them say little.  The spread is the relative one, since
- * stretching scales the times: the absolute spread of all of them, most
- * stretched more, overstated a faster level's (on one seed of
- * synth-bound a first level ran 60 s against 77 and looked no faster).
- * In doubt it says not: a level held below the limit idles CPUs, one
- * held above it only costs memory. */
+/* Whether the probe's last level ran faster than the level it left.  The
+ * verdict is the likelihood ratio of the level's n against the n it was
+ * drained from as the CPU's slots (cpu_share_llr), over every synthesis
+ * that ran since the drain began, those still running included: on
+ * synth-bound.ini's first level, when three syntheses that lived all at
+ * it have ended, it reads 7.1 nats on average (sd 5.3, over 0 on 94 of
+ * 100 seeds), and -7.2 on its twin with 18 CPUs (over 0 on 4).  Where it
+ * is not known (the cohort too young, or the history lost), the mean of
+ * those three against the level before: nearer the level's share of their
+ * time (stretched, each ran at c / n) than the same time (not), by one
+ * standard error of the difference, with the spread the relative one
+ * (stretching scales the times).  Either way, in doubt it says not: a
+ * level held below the limit idles CPUs, one held above it only costs
+ * memory. */
 static int level_sped_up(const struct lead_state *st)
 {
     double share = st->drained_from ? (double)st->drain_level / (double)st->drained_from : 1;
     double mean, mid, cv2, se;
 
+    if (st->drained_from > st->drain_level && isfinite(st->level_llr))
+        return st->level_llr > LEVEL_SPED;
     if (st->level_seen <= 0 || !(st->drain_ns > 0) || st->drain_k <= 0 || !(st->synth_ns > 0))
         return 0;
     mean = st->level_ns / st->level_seen;
@@ -416,6 +443,18 @@ static int level_sped_up(const struct lead_state *st)
     cv2 = st->synth_var / (st->synth_ns * st->synth_ns);
     se = sqrt(cv2 * (mean * mean / st->level_seen + st->drain_ns * st->drain_ns / st->drain_k));
     return mean + se < mid;
+}
+
+/* The level has said what it can: LEVEL_SEEN syntheses that lived all at
+ * it have ended, or its verdict is clear already, which it often is
+ * before the first of them ends: most of the evidence is in those that
+ * were running when the drain began.  Every level held until three had
+ * ended, synth-bound held 1.506 of the bound over 100 seeds; 1.491 so. */
+static int level_done(const struct lead_state *st)
+{
+    return st->level_seen >= LEVEL_SEEN ||
+           (st->drained_from > st->drain_level && isfinite(st->level_llr) &&
+            fabs(st->level_llr) >= LEVEL_CLEAR);
 }
 
 /* The data's "some ran unstretched" (cpu_share.h), unless the probe's
@@ -429,8 +468,15 @@ static int level_sped_up(const struct lead_state *st)
  * drain is on its way, the verdict on the level it left. */
 static int probe_sped(const struct lead_state *st)
 {
-    return !st->drain_from && st->drain_end && st->level_seen >= LEVEL_SEEN ? level_sped_up(st)
-                                                                             : st->level_sped;
+    return !st->drain_from && st->drain_end && level_done(st) ? level_sped_up(st) : st->level_sped;
+}
+
+/* The last level is done and its verdict says it ran faster: the next
+ * drain may begin at once (probe_holds). */
+static int sped_on(const struct lead_state *st)
+{
+    return !st->drain_from && st->drain_end && st->drained_from > st->drain_level &&
+           isfinite(st->level_llr) && level_done(st) && st->level_llr > LEVEL_SPED;
 }
 
 static int cpu_under(const struct lead_state *st)
@@ -506,7 +552,7 @@ static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
     }
     if (!unsure)
         return 0;
-    if (st->drain_end && st->level_seen < LEVEL_SEEN)
+    if (st->drain_end && !level_done(st))
         return n >= st->drain_level && st->drain_level >= floor_n;
     /* a drain shows only what runs unstretched at fewer: once some are seen
      * to, only n above the levels seen could say more */
@@ -519,15 +565,24 @@ static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
      * pending, 94 of doc/heldout.sh's 1200 workloads of draws 1-8 ended
      * more than 1% behind greedy's makespan, up to 1.039 with as many CPUs
      * as synthesis workers and 100 partitions; 69 so.  After the
-     * first, a drain needs the CPU shown oversubscribed: by the data
-     * (`over`), or by the last level, whose syntheses ran faster than
-     * before it.  Where they did not, another drain only idles CPUs (with
-     * as many CPUs as syntheses and cv 0.5 they went on down to half,
-     * 1.17-1.22 of greedy's makespan) */
-    if (st->have_gpu && (st->starved > 0.5 || starvation_certain(st, s)) && high > floor_n &&
-        !cpu_under(st) &&
+     * first, a drain needs the CPU shown oversubscribed at the level it
+     * leaves: by the last level, whose syntheses ran faster than before
+     * it, or where that verdict is not known, by the data (`over`).  Where
+     * they did not, another drain only idles CPUs (with as many CPUs as
+     * syntheses and cv 0.5 they went on down to half, 1.17-1.22 of
+     * greedy's makespan).  `over` says only that n was once above the
+     * limit: where it stood for the verdict, a held-out 9 CPUs under 18
+     * syntheses at cv 0.5 drained on, level after level judged no faster,
+     * down to 3 (1.037 of greedy's makespan over 20 seeds; 1.005 so).  A
+     * level that sped up has shown the CPU oversubscribed already, and the
+     * next drain begins at once: waiting for the GPUs' starvation to show
+     * again let n climb back (1.515 of the bound on synth-bound over 100
+     * seeds; 1.491 so) */
+    if (st->have_gpu && (st->starved > 0.5 || starvation_certain(st, s) || sped_on(st)) &&
+        high > floor_n && !cpu_under(st) &&
         s->pending >= PROBE_ROUNDS * high && !memory_full(s) &&
-        (!st->drain_end || st->cpu.over || level_sped_up(st)) && !the_last(st, s, 0)) {
+        (!st->drain_end || level_sped_up(st) || (st->cpu.over && !isfinite(st->level_llr))) &&
+        !the_last(st, s, 0)) {
         uint64_t level = high - high / 4;
 
         /* the reference: the last level's syntheses, which lived all at
@@ -567,6 +622,9 @@ static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
             st->drain_k = (int)(1 / SYNTH_ALPHA);
         }
         st->drain_from = high;
+        st->level_t0 = s->now_ns;
+        st->level_llr = NAN;
+        st->llr_done = 0;
         return n > (level > floor_n ? level : floor_n);
     }
     return 0;

@@ -212,6 +212,69 @@ START_TEST(equal_works_ending_together_are_no_evidence)
 }
 END_TEST
 
+/* synth-bound and its twin with 18 CPUs: 18 in synthesis for 200 s, each
+ * 90 s (6 CPUs shared, or 18 each with three times the work), then a
+ * level of 14 for `hold` s.  The likelihood ratio of 14 slots over 18 */
+static double level_llr(unsigned cpus, double work_s, uint64_t seed, double hold)
+{
+    struct ps_model m;
+    struct cpu_share *cs = calloc(1, sizeof *cs);
+    uint64_t t_d;
+    double llr;
+
+    ps_init(&m, cpus, work_s, 0.15, seed, observe, cs);
+    ps_run(&m, 200, 18);
+    t_d = (uint64_t)llround(m.now * 1e9);
+    ps_run(&m, m.now + hold, 14);
+    llr = cpu_share_llr(cs, t_d, (uint64_t)llround(m.now * 1e9), 18, 14);
+    free(cs);
+    return llr;
+}
+
+START_TEST(a_level_that_ran_faster_is_told_from_one_that_did_not)
+{
+    /* the two give the same signals until n falls: only the level tells */
+    double sped = level_llr(6, 30, (uint64_t)_i + 1, 150);
+    double not_sped = level_llr(18, 90, (uint64_t)_i + 1, 150);
+
+    ck_assert_msg(sped > 2, "%.2f nats for a level that ran 18/14 faster", sped);
+    ck_assert_msg(not_sped < -1, "%.2f nats for a level that ran no faster", not_sped);
+}
+END_TEST
+
+START_TEST(syntheses_still_running_are_evidence)
+{
+    double sum = 0;
+
+    /* 60 s into the level none that started at it has ended; those that
+     * started before it and still run are slower than a faster level
+     * would have made them, which says "no faster" already */
+    for (uint64_t seed = 1; seed <= 8; seed++)
+        sum += level_llr(18, 90, seed, 60);
+    ck_assert_msg(sum < -8, "%.2f nats over 8 seeds", sum);
+}
+END_TEST
+
+START_TEST(the_test_says_nothing_without_a_cohort)
+{
+    struct ps_model m;
+    struct cpu_share *cs = calloc(1, sizeof *cs);
+
+    ps_init(&m, 6, 30, 0.15, 5, observe, cs);
+    ps_run(&m, 20, 18);     /* none ended yet */
+    ck_assert(isnan(cpu_share_llr(cs, 0, (uint64_t)20e9, 18, 14)));
+    ps_run(&m, 400, 18);
+    ck_assert(isfinite(cpu_share_llr(cs, (uint64_t)200e9, (uint64_t)400e9, 18, 14)));
+    ck_assert(isnan(cpu_share_llr(cs, (uint64_t)200e9, (uint64_t)400e9, 19, 14)));
+    ck_assert(isnan(cpu_share_llr(cs, (uint64_t)200e9, (uint64_t)400e9, 18, 0)));
+    /* the ring has lost some that ended since t_d: not all the evidence */
+    ps_run(&m, 4000, 18);
+    ck_assert_uint_eq(cs->recent_count, CPU_SHARE_RECENT);
+    ck_assert(isnan(cpu_share_llr(cs, (uint64_t)200e9, (uint64_t)4000e9, 18, 14)));
+    free(cs);
+}
+END_TEST
+
 START_TEST(any_signals_at_all_are_survived)
 {
     struct cpu_share *cs = calloc(1, sizeof *cs);
@@ -240,6 +303,11 @@ START_TEST(any_signals_at_all_are_survived)
         ck_assert_uint_le(cs->slots, cs->most);
         ck_assert_uint_le(cs->npending, CPU_SHARE_PENDING);
         ck_assert_uint_le(cs->start_count, CPU_SHARE_STARTS);
+        if (k % 97 == 0) {
+            unsigned c0 = 1 + (unsigned)(r >> 16) % (cs->most + 1), c1 = 1 + (unsigned)(r >> 24) % (cs->most + 1);
+
+            ck_assert(!isinf(cpu_share_llr(cs, r >> 30, sig.now_ns, c0, c1)));
+        }
     }
     free(cs);
 }
@@ -260,6 +328,9 @@ int main(void)
     tcase_add_test(tc, a_limit_once_shown_stands_until_its_evidence_is_mostly_gone);
     tcase_add_loop_test(tc, a_limit_shown_outlasts_a_long_run_capped_at_it, 0, 3);
     tcase_add_test(tc, equal_works_ending_together_are_no_evidence);
+    tcase_add_loop_test(tc, a_level_that_ran_faster_is_told_from_one_that_did_not, 0, 6);
+    tcase_add_test(tc, syntheses_still_running_are_evidence);
+    tcase_add_test(tc, the_test_says_nothing_without_a_cohort);
     tcase_add_loop_test(tc, any_signals_at_all_are_survived, 0, 4);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
