@@ -386,14 +386,17 @@ static inline void cpu_share_update(struct cpu_share *cs, const struct cupace_si
 }
 
 /* The work a synthesis did from t0 to t1 with c slots, in ns at full
- * speed, and the log of the rate it ran at as t1 neared (over the last
- * thousandth, as in cpu_share_count); -1 where the history of n does not
- * reach back to t0. */
+ * speed; in *before, the part of it done before t_d; and the log of the
+ * rate it ran at as t1 neared (over the last thousandth, as in
+ * cpu_share_count).  -1 where the history of n does not reach back to t0. */
 static inline double cpu_share_work(const struct cpu_share *cs, unsigned c, uint64_t t0,
-                                    uint64_t t1, double *log_rate)
+                                    uint64_t t1, uint64_t t_d, double *before, double *log_rate)
 {
     double w = 0, end = (double)t1, start = (double)t0, late = end - (end - start) / 1024;
+    double split = (double)t_d;
     int rated = 0;
+
+    *before = 0;
 
     for (unsigned k = 0; k < cs->seg_count; k++) {
         unsigned i = (cs->seg_head + CPU_SHARE_HIST - 1 - k) % CPU_SHARE_HIST;
@@ -409,6 +412,8 @@ static inline double cpu_share_work(const struct cpu_share *cs, unsigned c, uint
         }
         if (end > a)
             w += (end - a) * r;
+        if (split > a)
+            *before += ((split < end ? split : end) - a) * r;
         end = from;
         if (from <= start)
             return w;
@@ -433,21 +438,16 @@ static inline double cpu_share_loglik(const struct cpu_share *cs, unsigned c, ui
                                       uint64_t to, int ended, uint64_t t_d)
 {
     double mu = cs->cohort.lw[c], var = cs->cohort.lw2[c] - mu * mu;
-    double sd = sqrt(var > 1e-4 ? var : 1e-4), lr = 0, w = cpu_share_work(cs, c, from, to, &lr);
+    double sd = sqrt(var > 1e-4 ? var : 1e-4), lr = 0, w0;
+    double w = cpu_share_work(cs, c, from, to, t_d, &w0, &lr);
     double a, l;
 
     if (!(w > 0))
         return NAN;
     a = (log(w) - mu) / sd;
     l = ended ? -0.5 * a * a - log(sd) + lr - log(w) : cpu_share_log_sf(a);
-    if (from < t_d) {
-        double w0 = cpu_share_work(cs, c, from, t_d, &lr);
-
-        if (w0 < 0)
-            return NAN;
-        if (w0 > 0)
-            l -= cpu_share_log_sf((log(w0) - mu) / sd);
-    }
+    if (w0 > 0)
+        l -= cpu_share_log_sf((log(w0) - mu) / sd);
     return l;
 }
 

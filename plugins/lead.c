@@ -139,7 +139,8 @@ struct lead_state {
     uint64_t drained_from;          /* and n then */
     int level_sped;                 /* the verdict on the level before it */
     uint64_t level_t0;              /* when the drain to the level began */
-    double level_llr;               /* its verdict in nats (LEVEL_SPED); NAN: none */
+    double level_llr;               /* its verdict in nats (LEVEL_SPED); NAN: none yet,
+                                     * and none for a level not below the one it left */
     uint64_t llr_done;              /* synth_done when it was last worked out */
     double fill_ns;                 /* the first fill's syntheses that ended: their time */
     uint64_t fill_k;                /* and how many */
@@ -434,7 +435,7 @@ static int level_sped_up(const struct lead_state *st)
     double share = st->drained_from ? (double)st->drain_level / (double)st->drained_from : 1;
     double mean, mid, cv2, se;
 
-    if (st->drained_from > st->drain_level && isfinite(st->level_llr))
+    if (isfinite(st->level_llr))
         return st->level_llr > LEVEL_SPED;
     if (st->level_seen <= 0 || !(st->drain_ns > 0) || st->drain_k <= 0 || !(st->synth_ns > 0))
         return 0;
@@ -453,8 +454,7 @@ static int level_sped_up(const struct lead_state *st)
 static int level_done(const struct lead_state *st)
 {
     return st->level_seen >= LEVEL_SEEN ||
-           (st->drained_from > st->drain_level && isfinite(st->level_llr) &&
-            fabs(st->level_llr) >= LEVEL_CLEAR);
+           (isfinite(st->level_llr) && fabs(st->level_llr) >= LEVEL_CLEAR);
 }
 
 /* The data's "some ran unstretched" (cpu_share.h), unless the probe's
@@ -475,8 +475,8 @@ static int probe_sped(const struct lead_state *st)
  * drain may begin at once (probe_holds). */
 static int sped_on(const struct lead_state *st)
 {
-    return !st->drain_from && st->drain_end && st->drained_from > st->drain_level &&
-           isfinite(st->level_llr) && level_done(st) && st->level_llr > LEVEL_SPED;
+    return !st->drain_from && st->drain_end && isfinite(st->level_llr) && level_done(st) &&
+           level_sped_up(st);
 }
 
 static int cpu_under(const struct lead_state *st)

@@ -304,7 +304,8 @@ START_TEST(any_signals_at_all_are_survived)
         ck_assert_uint_le(cs->npending, CPU_SHARE_PENDING);
         ck_assert_uint_le(cs->start_count, CPU_SHARE_STARTS);
         if (k % 97 == 0) {
-            unsigned c0 = 1 + (unsigned)(r >> 16) % (cs->most + 1), c1 = 1 + (unsigned)(r >> 24) % (cs->most + 1);
+            unsigned c0 = 1 + (unsigned)(r >> 16) % (cs->most + 1);
+            unsigned c1 = 1 + (unsigned)(r >> 24) % (cs->most + 1);
 
             ck_assert(!isinf(cpu_share_llr(cs, r >> 30, sig.now_ns, c0, c1)));
         }
