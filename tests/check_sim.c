@@ -598,6 +598,25 @@ START_TEST(lead_sends_the_last_of_a_backlog_only_all_at_once)
 }
 END_TEST
 
+/* 40 partitions, all at once, on 25 CPUs under 36 syntheses; 2 devices
+ * of 3 workers whose kernels share the device.  The GPUs starve, so the
+ * sharing never shows as device time over wall time, and their rate read
+ * as D/K, what exclusive kernels would allow, held the last 4 back while
+ * CPUs idled: 1.062 of greedy's makespan over these seeds.  The last of a
+ * backlog is read at the workers' rate W/P. */
+START_TEST(lead_reads_the_last_of_a_backlog_at_the_workers_rate)
+{
+    const char *sets[] = { "engine.devices=2",          "engine.workers_per_device=3",
+                           "workload.gpu_exclusive=no", "workload.contention=1.3",
+                           "workload.synth_time=45s",   "workload.synth_cv=0.3",
+                           "workload.synth_dist=gamma", "engine.synth_workers=36",
+                           "workload.cpu_slots=25",     "workload.gpu_kernel=4s",
+                           "workload.jobs=40",          "workload.partitions_per_job=1",
+                           "engine.memory_budget=600GiB" };
+    ck_assert_lead_within(sets, 8, 1.01); /* 1.0005 */
+}
+END_TEST
+
 /* Bursts of 25 partitions on 3 CPUs, syntheses of cv 0.5: the first
  * burst's syntheses bound the slots from above at 1 or 2, and n, held
  * under that cap, showed nothing against it for the next bursts (1.044 of
@@ -862,6 +881,7 @@ int main(void)
     tcase_add_test(seed, lead_drains_on_from_a_level_that_sped_up);
     tcase_add_test(seed, lead_does_not_drain_a_fill_the_budget_capped);
     tcase_add_test(seed, lead_sends_the_last_of_a_backlog_only_all_at_once);
+    tcase_add_test(seed, lead_reads_the_last_of_a_backlog_at_the_workers_rate);
     tcase_add_test(seed, lead_does_not_cap_a_few_cpus_below_them);
     tcase_add_test(seed, lead_does_not_probe_a_short_backlog);
     tcase_add_test(seed, the_floor_oracle_keeps_the_cpu_full_and_no_more);
