@@ -54,7 +54,9 @@
  *    of a backlog, or of a burst, have none, so they leave as soon as they
  *    are needed within a synthesis's high quantile (counted from when the
  *    first synthesis ends, after an empty pipeline, and at the CPU's rate
- *    where it is the slower).
+ *    where it is the slower; for a backlog, at the workers' W/P where that
+ *    is the faster, since starved GPUs never show kernels that share a
+ *    device).
  *
  * Within one partition of B it paces at 1/mu; above B it holds until the
  * GPUs take one.  Until the first GPU completion nothing is known and it
