@@ -385,10 +385,18 @@ static void lead_update(void *state, const struct cupace_signals *s)
         st->app_limited = 1;
 }
 
-/* The GPUs' consumption rate, partitions per ns (see the header). */
+/* The workers' own capacity W/P, partitions per ns: what the GPUs take
+ * where kernels share a device. */
+static double workers_rate(const struct lead_state *st, const struct cupace_signals *s)
+{
+    return s->num_gpu_workers / st->proc_ns;
+}
+
+/* The GPUs' consumption rate, partitions per ns (see the header): W/P,
+ * or D/K where that is the smaller and no kernels were seen to overlap. */
 static double gpu_rate(const struct lead_state *st, const struct cupace_signals *s)
 {
-    double w = s->num_gpu_workers / st->proc_ns;
+    double w = workers_rate(st, s);
     double d = s->num_devices / st->dev_ns;
 
     return st->overlap || !(d < w) ? w : d;
@@ -459,6 +467,13 @@ static int level_done(const struct lead_state *st)
            (isfinite(st->level_llr) && fabs(st->level_llr) >= LEVEL_CLEAR);
 }
 
+/* The probe's last level is behind it: no drain on its way, and the
+ * level done. */
+static int level_over(const struct lead_state *st)
+{
+    return !st->drain_from && st->drain_end && level_done(st);
+}
+
 /* The data's "some ran unstretched" (cpu_share.h), unless the probe's
  * latest level showed its syntheses all sped up, which says the opposite
  * on the syntheses that matter: at 2 nats, tested at every end, the
@@ -470,15 +485,14 @@ static int level_done(const struct lead_state *st)
  * drain is on its way, the verdict on the level it left. */
 static int probe_sped(const struct lead_state *st)
 {
-    return !st->drain_from && st->drain_end && level_done(st) ? level_sped_up(st) : st->level_sped;
+    return level_over(st) ? level_sped_up(st) : st->level_sped;
 }
 
 /* The last level is done and its verdict says it ran faster: the next
  * drain may begin at once (probe_holds). */
 static int sped_on(const struct lead_state *st)
 {
-    return !st->drain_from && st->drain_end && isfinite(st->level_llr) && level_done(st) &&
-           level_sped_up(st);
+    return level_over(st) && isfinite(st->level_llr) && level_sped_up(st);
 }
 
 static int cpu_under(const struct lead_state *st)
@@ -678,9 +692,8 @@ static int the_last(const struct lead_state *st, const struct cupace_signals *s,
     double cv2 = st->synth_ns > 0 ? st->synth_var / (st->synth_ns * st->synth_ns) : 0;
     double s2 = log1p(cv2);
     double horizon = st->lead_ns * exp(st->z * sqrt(s2) - s2 / 2);
-    double rate = st->mu;
-    if (of_a_burst && !st->arrival_n && st->proc_ns > 0 && s->num_gpu_workers / st->proc_ns > rate)
-        rate = s->num_gpu_workers / st->proc_ns;
+    /* mu is W/P, or D/K where that is the smaller */
+    double rate = of_a_burst && !st->arrival_n ? workers_rate(st, s) : st->mu;
     /* what arrived since t0: since the first, or where the ring is full
      * since its oldest */
     uint64_t t0 = st->t_first, work0 = 0, n = st->arrival_n, newest;
