@@ -105,6 +105,9 @@
 /* Arrivals this close, in syntheses, are one: a client that submits a
  * burst job by job, each at its own instant. */
 #define ARRIVALS_APART 0.01
+/* A stream has ended where none arrived for a horizon and for this many of
+ * its mean gaps: a Poisson stream goes that quiet by chance once in e^4. */
+#define QUIET_GAPS 4.0
 
 struct lead_state {
     double alpha;                   /* EMA gain of GPU times, per device's completion */
@@ -689,6 +692,16 @@ static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
  * instants, held-out bursts on a few CPUs held up to 2.6 of the bound
  * where they held 1.5, at the same makespan).
  *
+ * The rate of arrivals says more is coming long after a stream has ended:
+ * a held-out 40 jobs of 10, one every 10 s on average, held the last of
+ * its work back for the rate of a stream that had stopped (1.037 of
+ * greedy's makespan; 1.009 so).  Where the stream has gone quiet
+ * (stream_ended), the call that paces judges the last as if none were
+ * to come.
+ * From the cap and the probe it does not: there the last pass a CPU
+ * that may be full, and held-out streams on a few CPUs held up to 0.8
+ * more of the bound, one of them 5% behind where it was ahead of greedy.
+ *
  * While the first fill is still ending, the spread of synthesis is not
  * seen: its first to end are its short ones, whose spread is a fraction
  * of the fill's (cv 0.08 read where it was 0.3).  Read from them, the
@@ -699,6 +712,22 @@ static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
  * from the cap keeps the spread measured (at the floor too, CPU-bound
  * backlogs on a few CPUs held up to 1.4 more of the bound). */
 #define FILL_UNSEEN_CV2 (0.3 * 0.3)
+
+/* Whether the N arrivals since T0 (after the first) have stopped: the
+ * latest came more than a HORIZON ago and more than QUIET_GAPS of their
+ * mean gap ago. */
+static int stream_ended(const struct lead_state *st, uint64_t now, uint64_t t0, uint64_t n,
+                        double horizon)
+{
+    uint64_t latest;
+    double quiet;
+
+    if (n == 0)
+        return 0;
+    latest = st->arrival_t[(st->arrival_n + ARRIVALS_KEPT - 1) % ARRIVALS_KEPT];
+    quiet = (double)(now - latest);
+    return quiet > horizon && quiet > QUIET_GAPS * (double)(latest - t0) / (double)n;
+}
 
 static int the_last(const struct lead_state *st, const struct cupace_signals *s, int of_a_burst)
 {
@@ -727,7 +756,8 @@ static int the_last(const struct lead_state *st, const struct cupace_signals *s,
     }
     newest = n ? st->arrival_work[(st->arrival_n + ARRIVALS_KEPT - 1) % ARRIVALS_KEPT] : 0;
     later = of_a_burst ? (double)n : (double)(newest - work0);
-    if (s->now_ns > t0 && later / (double)(s->now_ns - t0) * horizon >= 1)
+    if (s->now_ns > t0 && later / (double)(s->now_ns - t0) * horizon >= 1 &&
+        !(of_a_burst && stream_ended(st, s->now_ns, t0, n, horizon)))
         return 0;
     /* none ended since the pipeline was empty: nothing waits, no GPU holds one */
     if (s->synth_done == st->empty_done) {
