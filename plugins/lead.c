@@ -108,6 +108,9 @@
 /* A stream has ended where none arrived for a horizon and for this many of
  * its mean gaps: a Poisson stream goes that quiet by chance once in e^4. */
 #define QUIET_GAPS 4.0
+/* Past the cap, the end of a stream goes at once only where the GPUs
+ * take all of it within this share of a synthesis (gpus_take_at_once). */
+#define GPU_TAIL 0.25
 
 struct lead_state {
     double alpha;                   /* EMA gain of GPU times, per device's completion */
@@ -528,7 +531,13 @@ static int cpu_under(const struct lead_state *st)
  * batch ends together n is near none for that instant, and a level taken
  * from it held a pipeline of 50 partitions on 9 CPUs at 2 for a whole
  * synthesis (1.20 of greedy's makespan). */
-static int the_last(const struct lead_state *st, const struct cupace_signals *s, int of_a_burst);
+/* Who asks whether the work pending is the last (the_last): the CPU
+ * probe, before a drain; the cap, before it is passed; or the pacing, of
+ * a burst's or a stream's last. */
+enum last_asker { LAST_FOR_PROBE, LAST_FOR_CAP, LAST_FOR_PACING };
+
+static int the_last(const struct lead_state *st, const struct cupace_signals *s,
+                    enum last_asker asker);
 
 /* The probe's first cue where starvation is certain before it shows: the
  * GPUs' rate times a synthesis is what must be in synthesis to feed them,
@@ -611,7 +620,7 @@ static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
         high > floor_n && !cpu_under(st) &&
         s->pending >= PROBE_ROUNDS * high && !memory_full(s) &&
         (!st->drain_end || level_sped_up(st) || (st->cpu.over && !isfinite(st->level_llr))) &&
-        !the_last(st, s, 0)) {
+        !the_last(st, s, LAST_FOR_PROBE)) {
         uint64_t level = high - high / 4;
 
         /* the reference: the last level's syntheses, which lived all at
@@ -691,7 +700,7 @@ static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
  *
  * It is the last only where no more work is expected meanwhile, at the
  * rate work arrived at over the latest ARRIVALS_KEPT arrivals after the
- * first (none, for a backlog).  Of a burst (OF_A_BURST), arrivals are
+ * first (none, for a backlog).  Of a burst (asked by the pacing), arrivals are
  * counted as instants, since work comes as whole jobs and a burst of
  * sixty is one arrival: counted in partitions, a burst's tail was never
  * the last and waited on the takes behind it (bursts.ini: 1.0046 of
@@ -707,9 +716,15 @@ static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
  * greedy's makespan; 1.009 so).  Where the stream has gone quiet
  * (stream_ended), the call that paces judges the last as if none were
  * to come.
- * From the cap and the probe it does not: there the last pass a CPU
- * that may be full, and held-out streams on a few CPUs held up to 0.8
- * more of the bound, one of them 5% behind where it was ahead of greedy.
+ * The probe does not: there the last stop it, and held-out streams on a
+ * few CPUs held up to 0.8 more of the bound, one of them 5% behind where
+ * it was ahead of greedy.  Past the cap it does where the GPUs take all
+ * of it at once (gpus_take_at_once): the cap held the last of a stream
+ * of 20 partitions on 3 CPUs, all alike, until one ran alone (1.060 of
+ * greedy's makespan over 6 seeds; 1.039 so).  Where the GPUs' tail is
+ * longer, all ending together leave it alone at the end: at half a
+ * synthesis, held-out streams of syntheses all alike on 3 CPUs, behind a
+ * kernel of 4 s, went from 0.993 to 1.012 of greedy's makespan.
  *
  * While the first fill is still ending, the spread of synthesis is not
  * seen: its first to end are its short ones, whose spread is a fraction
@@ -758,8 +773,18 @@ static double fill_median(const struct lead_state *st, uint64_t now)
     return st->fill_median;
 }
 
-static int the_last(const struct lead_state *st, const struct cupace_signals *s, int of_a_burst)
+/* The GPUs take all that is in the pipeline and pending within
+ * GPU_TAIL of a synthesis: passing the cap, the last end together with
+ * those in synthesis, and the GPUs' tail is short. */
+static int gpus_take_at_once(const struct lead_state *st, const struct cupace_signals *s)
 {
+    return (st->position + (double)s->pending) / st->mu <= GPU_TAIL * st->lead_ns;
+}
+
+static int the_last(const struct lead_state *st, const struct cupace_signals *s,
+                    enum last_asker asker)
+{
+    int of_a_burst = asker == LAST_FOR_PACING;
     double cv2 = st->synth_ns > 0 ? st->synth_var / (st->synth_ns * st->synth_ns) : 0;
     double s2, horizon, lead = st->lead_ns;
     int filling = st->synth_count < st->first_fill;
@@ -791,7 +816,8 @@ static int the_last(const struct lead_state *st, const struct cupace_signals *s,
     newest = n ? st->arrival_work[(st->arrival_n + ARRIVALS_KEPT - 1) % ARRIVALS_KEPT] : 0;
     later = of_a_burst ? (double)n : (double)(newest - work0);
     if (s->now_ns > t0 && later / (double)(s->now_ns - t0) * horizon >= 1 &&
-        !(of_a_burst && stream_ended(st, s->now_ns, t0, n, horizon)))
+        !(asker != LAST_FOR_PROBE && stream_ended(st, s->now_ns, t0, n, horizon) &&
+          (of_a_burst || gpus_take_at_once(st, s))))
         return 0;
     /* none ended since the pipeline was empty: nothing waits, no GPU holds one */
     if (s->synth_done == st->empty_done) {
@@ -842,13 +868,14 @@ static uint64_t lead_interval(void *state, const struct cupace_signals *s)
      * makespan; 1.019 so) */
     if (s->in_synthesis >= cap(st) &&
         (st->slots ||
-         !(s->pending <= cap(st) && room_for(s, s->pending) && the_last(st, s, 0))))
+         !(s->pending <= cap(st) && room_for(s, s->pending) &&
+           the_last(st, s, LAST_FOR_CAP))))
         return st->last_interval = CUPACE_PACE_HOLD;
     if (probe_holds(st, s))
         return st->last_interval = CUPACE_PACE_HOLD;
     if (!isfinite(st->target))
         return st->last_interval = 0;            /* zero-length work: no pacing to do */
-    if (the_last(st, s, 1))
+    if (the_last(st, s, LAST_FOR_PACING))
         return st->last_interval = 0;
     if (st->position + 1 < st->target)
         return st->last_interval = 0;            /* a gap to fill: at once */
