@@ -770,9 +770,13 @@ static int stream_ended(const struct lead_state *st, uint64_t now, uint64_t t0, 
 
 /* What the first fill's median synthesis is at least, while it is still
  * ending: where fewer than half of it ended, the age of the youngest of
- * it; after, the time of the one that ended its half. */
+ * it; after, the time of the one that ended its half.  Nothing, where no
+ * update came between its dispatch and its first end (a host may call
+ * update less often than ours): its age is then not known. */
 static double fill_median(const struct lead_state *st, uint64_t now)
 {
+    if (!st->fill_dispatched)
+        return 0;
     if (2 * st->fill_k < st->first_fill)
         return (double)(now - st->t_fill_last);
     return st->fill_median;

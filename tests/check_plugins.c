@@ -1107,6 +1107,43 @@ START_TEST(lead_never_holds_with_nothing_in_synthesis)
 }
 END_TEST
 
+/* A host that calls update less often than ours, on a clock that counts
+ * from boot: the first update comes once a synthesis of the fill has
+ * ended, so when the fill left is not known.  Read as at 0, the fill's
+ * age was eleven days, and the whole backlog looked due at once. */
+START_TEST(lead_does_not_age_a_fill_it_never_saw_leave)
+{
+    struct ctl c;
+    struct cupace_signals s;
+
+    ctl_open(&c, "lead", "");
+    init_signals(&s, 2);
+    s.now_ns = (uint64_t)1e15;
+    s.pending = 1000;
+    s.dispatched = 36;
+    s.in_synthesis = 35;
+    s.synth_done = 1;
+    s.synth_ns_total = (uint64_t)10e9;
+    s.waiting = 1;
+    update(&c, &s);
+    /* the fill ends one synthesis and one completion at a time */
+    for (int i = 0; i < 10; i++) {
+        s.now_ns += (uint64_t)1e9;
+        s.in_synthesis--;
+        s.synth_done++;
+        s.synth_ns_total += (uint64_t)10e9;
+        s.gpu_busy_workers = 2;
+        s.gpu_done++;
+        s.gpu_ns_total += (uint64_t)5e9;
+        s.gpu_device_ns_total += (uint64_t)2.5e9;
+        update(&c, &s);
+    }
+    /* 25 in synthesis, a target of about 0.4/s x 10 s, 1000 to come */
+    ck_assert_uint_eq(interval(&c, &s), CUPACE_PACE_HOLD);
+    ctl_close(&c);
+}
+END_TEST
+
 START_TEST(lead_survives_any_signals)
 {
     struct ctl c;
@@ -1242,6 +1279,7 @@ int main(void)
     tcase_add_test(tc, lead_drains_again_only_where_the_cpu_showed_oversubscribed);
     tcase_add_test(tc, lead_drains_on_where_the_last_level_sped_up);
     tcase_add_loop_test(tc, lead_never_holds_with_nothing_in_synthesis, 0, 6);
+    tcase_add_test(tc, lead_does_not_age_a_fill_it_never_saw_leave);
     tcase_add_loop_test(tc, lead_survives_any_signals, 0, 4);
     tcase_add_test(tc, lead_told_the_slots_caps_from_the_start);
     tcase_add_test(tc, lead_keeps_one_in_the_pipe_when_synthesis_takes_no_time);
