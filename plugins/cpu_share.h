@@ -104,6 +104,7 @@ struct cpu_share {
     struct cpu_share_fit prompt;    /* counted as they end: sooner, biased to the short */
     unsigned slots;                 /* the estimate; 0 while `over` is not known */
     unsigned least;                 /* the fewest slots the data leave plausible */
+    unsigned most_plausible;        /* the most they do not refute (CPU_SHARE_UNDER) */
     int over, under;
     /* the latest to end, a ring (cpu_share_llr) */
     struct cpu_share_ended recent[CPU_SHARE_RECENT];
@@ -215,6 +216,13 @@ static inline void cpu_share_decide(struct cpu_share *cs)
         if (shortfall[c] <= (!cs->under && c <= CPU_SHARE_FEW ? CPU_SHARE_UNDER : CPU_SHARE_PICK))
             break;
     cs->slots = c;
+    /* the pick is a point estimate, and n held under it shows nothing
+     * against it: the controller may look above it, as far as the data
+     * leave plausible */
+    for (c = cs->most; c > cs->slots; c--)
+        if (shortfall[c] <= CPU_SHARE_UNDER)
+            break;
+    cs->most_plausible = c;
 }
 
 /* Counts one synthesis that lived from start to end. */
