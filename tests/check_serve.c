@@ -216,12 +216,19 @@ static void node_end(struct fake *f)
     cupace_serve_destroy(f->s);
 }
 
-/* Stops the node HOW and waits for its loop, then ends it. */
-static void node_stop(struct fake *f, enum cupace_serve_stop how)
+/* Stops the node HOW and waits for its loop.  Its stats are final only
+ * then: a result is written to the database before it is counted. */
+static void node_halt(struct fake *f, enum cupace_serve_stop how)
 {
     cupace_serve_stop(f->s, how);
     pthread_join(f->loop, NULL);
     ck_assert_int_eq(f->loop_rc, 0);
+}
+
+/* Stops the node HOW and waits for its loop, then ends it. */
+static void node_stop(struct fake *f, enum cupace_serve_stop how)
+{
+    node_halt(f, how);
     node_end(f);
 }
 
@@ -308,10 +315,12 @@ START_TEST(claims_follow_capacity_and_never_exceed_it)
     node_start(&big, t, "big", 4, 20, 30000, 0);
     node_start(&small, t, "small", 2, 20, 30000, 0);
     ck_assert_msg(wait_for("SELECT count(*) FROM @T_done", t, 120, 30), "not all jobs ended");
+    node_halt(&big, CUPACE_SERVE_DRAIN);
+    node_halt(&small, CUPACE_SERVE_DRAIN);
     cupace_serve_stats(big.s, &sb);
     cupace_serve_stats(small.s, &ss);
-    node_stop(&big, CUPACE_SERVE_DRAIN);
-    node_stop(&small, CUPACE_SERVE_DRAIN);
+    node_end(&big);
+    node_end(&small);
     assert_recorded_once(t, 120);
     ck_assert_uint_le(big.max_held, 4);
     ck_assert_uint_le(small.max_held, 2);
@@ -333,10 +342,8 @@ START_TEST(drain_finishes_what_is_held_and_claims_no_more)
     fresh(t, 40, 1);
     node_start(&f, t, "n", 4, 150, 30000, 0);
     ck_assert(wait_for("SELECT count(*) FROM @T WHERE owner = 'n'", t, 4, 10));
-    cupace_serve_stop(f.s, CUPACE_SERVE_DRAIN);
-    pthread_join(f.loop, NULL);
+    node_halt(&f, CUPACE_SERVE_DRAIN);
     cupace_serve_stats(f.s, &st);
-    ck_assert_int_eq(f.loop_rc, 0);
     ck_assert_uint_eq(st.held, 0);
     ck_assert_uint_eq(st.outbox, 0);
     ck_assert_uint_eq(st.completed, f.started);
@@ -382,10 +389,12 @@ START_TEST(a_database_restart_mid_run_loses_nothing)
     ck_assert(wait_for("SELECT (count(*) >= 40)::int FROM @T_done", t, 1, 30));
     ck_assert_int_eq(system(restart), 0);
     ck_assert_msg(wait_for("SELECT count(*) FROM @T_done", t, 200, 60), "not all jobs ended");
+    node_halt(&a, CUPACE_SERVE_DRAIN);
+    node_halt(&b, CUPACE_SERVE_DRAIN);
     cupace_serve_stats(a.s, &sa);
     cupace_serve_stats(b.s, &sb);
-    node_stop(&a, CUPACE_SERVE_DRAIN);
-    node_stop(&b, CUPACE_SERVE_DRAIN);
+    node_end(&a);
+    node_end(&b);
     assert_recorded_once(t, 200);
     ck_assert_msg(sa.db_errors + sb.db_errors > 0, "the restart went unnoticed");
     ck_assert_uint_eq(sa.completed + sb.completed + sa.leases_lost + sb.leases_lost, 200);
