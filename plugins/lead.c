@@ -458,7 +458,7 @@ static uint64_t cap_to_start(const struct lead_state *st)
 {
     uint64_t c = cap(st);
 
-    if (!st->slots && st->cpu.slots && c == st->cpu.slots && st->cpu.most_plausible > c &&
+    if (!st->slots && c == st->cpu.slots && st->cpu.most_plausible > c &&
         st->starved > CAP_STARVED)
         return st->cpu.most_plausible;
     return c;
