@@ -364,12 +364,10 @@ START_TEST(cancel_gives_back_what_is_held)
     node_start(&f, t, "n", 3, 0, 30000, 1);
     ck_assert(wait_for("SELECT count(*) FROM @T WHERE owner = 'n'", t, 3, 10));
     cupace_serve_stop(f.s, CUPACE_SERVE_DRAIN);
-    cupace_serve_stop(f.s, CUPACE_SERVE_CANCEL);      /* the second signal */
-    pthread_join(f.loop, NULL);
+    node_halt(&f, CUPACE_SERVE_CANCEL);                 /* the second signal */
     cupace_serve_stats(f.s, &st);
     ck_assert_uint_eq(st.given_back, 3);
     ck_assert_int_eq(sql_int("SELECT count(*) FROM @T WHERE state = 'queued' AND attempts = 0", t), 10);
-    ck_assert_int_eq(f.loop_rc, 0);
     node_end(&f);
 }
 END_TEST
