@@ -194,8 +194,41 @@ START_TEST(extreme_workloads_are_refused_or_consistent)
         struct cupace_config *cfg;
         struct cupace_result r;
 
-        snprintf(csv, sizeof csv, "arrival,partitions,synth_time\n%s,2,\n%s,1,%s\n%s,3,\n",
-                 PICK(&x, rows), PICK(&x, rows), duration(&x), PICK(&x, rows));
+        /* one draw per statement: the order in which a call's arguments
+         * are evaluated is unspecified (gcc and clang differ), and the
+         * draws must be the same under any compiler */
+        const char *row0 = PICK(&x, rows);
+        const char *row1 = PICK(&x, rows);
+        const char *row1_synth = duration(&x);
+        const char *row2 = PICK(&x, rows);
+        unsigned devices = 1 + (unsigned)(next(&x) % 2);
+        unsigned workers = 1 + (unsigned)(next(&x) % 2);
+        unsigned synth_workers = 1 + (unsigned)(next(&x) % 4);
+        const char *budget = PICK(&x, sizes);
+        const char *interval = duration(&x);
+        unsigned jobs = 1 + (unsigned)(next(&x) % 4);
+        unsigned per_job = 1 + (unsigned)(next(&x) % 3);
+        const char *arrival = PICK(&x, arrivals);
+        const char *interarrival = duration(&x);
+        const char *burst_every = duration(&x);
+        const char *memory = PICK(&x, sizes);
+        const char *synth = duration(&x);
+        const char *prep = duration(&x);
+        const char *kernel = duration(&x);
+        const char *epilogue = duration(&x);
+        const char *synth_cv = PICK(&x, cvs);
+        const char *gpu_cv = PICK(&x, cvs);
+        const char *synth_dist = PICK(&x, dists);
+        const char *gpu_dist = PICK(&x, dists);
+        unsigned cpu_slots = 1 + (unsigned)(next(&x) % 3);
+        const char *speed = PICK(&x, speeds);
+        const char *contend = PICK(&x, contention);
+        const char *fail_rate = next(&x) % 3 ? "0" : "0.3";
+        const char *change_at = duration(&x);
+        const char *change_kernel = duration(&x);
+
+        snprintf(csv, sizeof csv, "arrival,partitions,synth_time\n%s,2,\n%s,1,%s\n%s,3,\n", row0,
+                 row1, row1_synth, row2);
         tu_write("p.csv", csv);
         snprintf(body, sizeof body,
                  "[engine]\ndevices = %u\nworkers_per_device = %u\nsynth_workers = %u\n"
@@ -206,14 +239,10 @@ START_TEST(extreme_workloads_are_refused_or_consistent)
                  "synth_time = %s\ngpu_prep = %s\ngpu_kernel = %s\ngpu_epilogue = %s\n"
                  "synth_cv = %s\ngpu_cv = %s\nsynth_dist = %s\ngpu_dist = %s\ncpu_slots = %u\n"
                  "device_speed = %s\ncontention = %s\nfail_rate = %s\nchange = %s:gpu_kernel=%s\n",
-                 1 + (unsigned)(next(&x) % 2), 1 + (unsigned)(next(&x) % 2),
-                 1 + (unsigned)(next(&x) % 4), PICK(&x, sizes), i, i, duration(&x),
-                 1 + (unsigned)(next(&x) % 4), 1 + (unsigned)(next(&x) % 3), PICK(&x, arrivals),
-                 duration(&x), duration(&x), PICK(&x, sizes), duration(&x),
-                 duration(&x), duration(&x), duration(&x), PICK(&x, cvs),
-                 PICK(&x, cvs), PICK(&x, dists), PICK(&x, dists), 1 + (unsigned)(next(&x) % 3),
-                 PICK(&x, speeds), PICK(&x, contention), next(&x) % 3 ? "0" : "0.3",
-                 duration(&x), duration(&x));
+                 devices, workers, synth_workers, budget, i, i, interval, jobs, per_job, arrival,
+                 interarrival, burst_every, memory, synth, prep, kernel, epilogue, synth_cv, gpu_cv,
+                 synth_dist, gpu_dist, cpu_slots, speed, contend, fail_rate, change_at,
+                 change_kernel);
         cfg = tu_config(body, &err);
         if (!cfg) {
             ck_assert_msg(strstr(err.msg, "test.ini") || strstr(err.msg, "p.csv"),

@@ -61,11 +61,16 @@ static int step(struct model *m)
             static const uint64_t sizes[] = { 256ULL << 20, 512ULL << 20, 1ULL << 30 };
             uint64_t bytes = sizes[rnd(m, 3)];
             struct cupace_err err;
+            unsigned parts;
+            uint64_t release;
             int64_t j;
             if (m->jobs_left == 0)
                 return 0;
-            j = cupace_pipeline_add_job(pl, m->now, 1 + rnd(m, 12), bytes,
-                                        rnd(m, 2) ? bytes / 2 : 0, &err);
+            /* drawn apart: a call's arguments are evaluated in no set
+             * order, and the walk must be the same under any compiler */
+            parts = 1 + rnd(m, 12);
+            release = rnd(m, 2) ? bytes / 2 : 0;
+            j = cupace_pipeline_add_job(pl, m->now, parts, bytes, release, &err);
             ck_assert_msg(j == (int64_t)pl->njobs - 1, "%s", err.msg);
             m->jobs_left--;
             ck_assert(m->device = realloc(m->device, pl->cap_parts * sizeof *m->device));
@@ -157,16 +162,23 @@ static void random_program(unsigned seed, int open)
     struct cupace_config *cfg;
     struct model m;
     unsigned s = seed;
+    /* one draw per statement, as in step() */
     unsigned budget_parts = 1 + (unsigned)(rand_r(&s) % 6);
+    unsigned devices = 1 + (unsigned)(rand_r(&s) % 3);
+    unsigned workers = 1 + (unsigned)(rand_r(&s) % 3);
+    unsigned synth_workers = 1 + (unsigned)(rand_r(&s) % 5);
+    unsigned jobs = 1 + (unsigned)(rand_r(&s) % 6);
+    unsigned per_job = 1 + (unsigned)(rand_r(&s) % 8);
+    unsigned release_mib = (unsigned)(rand_r(&s) % 1025);
+    unsigned fail_tenths = (unsigned)(rand_r(&s) % 3);
 
     snprintf(ini, sizeof ini,
              "[engine]\ndevices = %u\nworkers_per_device = %u\nsynth_workers = %u\n"
              "memory_budget = %uGiB\nseed = %u\n"
              "[workload]\njobs = %u\npartitions_per_job = %u\narrival = poisson\ninterarrival = 5us\n"
              "partition_memory = 1GiB\nrelease_at_kernel = %uMiB\nfail_rate = 0.%u\n",
-             1 + rand_r(&s) % 3, 1 + rand_r(&s) % 3, 1 + rand_r(&s) % 5, budget_parts, seed,
-             1 + rand_r(&s) % 6, 1 + rand_r(&s) % 8, (unsigned)(rand_r(&s) % 1025),
-             (unsigned)(rand_r(&s) % 3));
+             devices, workers, synth_workers, budget_parts, seed, jobs, per_job, release_mib,
+             fail_tenths);
     cfg = tu_config(ini, &err);
     ck_assert_msg(cfg != NULL, "%s", err.msg);
     memset(&m, 0, sizeof m);
