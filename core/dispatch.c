@@ -50,11 +50,20 @@ uint32_t cupace_dispatcher_dispatch(struct cupace_dispatcher *d, uint64_t now)
 
 void cupace_dispatcher_observe(struct cupace_dispatcher *d, uint64_t now)
 {
-    if (!d->record_series || now < d->next_sample)
+    /* several events at one instant show as the state after the last of
+     * them (the result keeps one sample per instant): sampled at the first
+     * of them only, the fill at t = 0 on conf/cupace.ini read as nothing in
+     * synthesis and no memory until the first synthesis ended, 35 s on */
+    int same_instant = d->sampled && now == d->last_sample;
+
+    if (!d->record_series || (now < d->next_sample && !same_instant))
         return;
     if (cupace_result_sample_pipeline(d->res, d->pl, now, d->last_interval) < 0)
         d->oom = 1;
-    d->next_sample = cupace_sat_add(now, d->series_step_ns);
+    if (!same_instant)
+        d->next_sample = cupace_sat_add(now, d->series_step_ns);
+    d->sampled = 1;
+    d->last_sample = now;
 }
 
 int cupace_dispatcher_stalled(const struct cupace_dispatcher *d)

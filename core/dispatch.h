@@ -38,6 +38,8 @@ struct cupace_dispatcher {
     int record_series;
     uint64_t series_step_ns;        /* on the engine's clock */
     uint64_t next_sample;
+    uint64_t last_sample;           /* when the latest sample was taken, if any */
+    int sampled;
     int any_dispatch;
     uint64_t last_dispatch;
     uint64_t last_interval;         /* the controller's last answer (for the series, the status) */

@@ -136,6 +136,11 @@ void cupace_result_end(struct cupace_result *res, const struct cupace_pipeline *
 
 int cupace_result_add_sample(struct cupace_result *res, const struct cupace_sample *s)
 {
+    /* a step function: a later sample at the same instant replaces it */
+    if (res->nseries > 0 && res->series[res->nseries - 1].t_s == s->t_s) {
+        res->series[res->nseries - 1] = *s;
+        return 0;
+    }
     if (res->nseries == res->cap_series) {
         struct cupace_sample *more = cupace_grow(res->series, &res->cap_series, sizeof *more, 1024);
         if (!more)

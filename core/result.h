@@ -72,7 +72,8 @@ void cupace_result_end(struct cupace_result *res, const struct cupace_pipeline *
 /* Fills the metrics of res from a pipeline at the end of its run. */
 void cupace_result_from_pipeline(struct cupace_result *res, const struct cupace_pipeline *pl);
 
-/* Appends a sample (growing the series); -1 when out of memory. */
+/* Appends a sample (growing the series), or replaces the latest where it
+ * is of the same instant; -1 when out of memory. */
 int cupace_result_add_sample(struct cupace_result *res, const struct cupace_sample *s);
 
 /* Appends the pipeline's state at now, with the controller's last interval

@@ -417,6 +417,41 @@ START_TEST(a_holding_controller_is_reported_as_a_stall)
 }
 END_TEST
 
+/* The series is a step function, one sample to an instant: the state
+ * after the last event of it.  Sampled at the first event of an instant
+ * only, the fill at t = 0 read as nothing in synthesis (and no memory)
+ * until the first synthesis ended, 35 s later on conf/cupace.ini. */
+START_TEST(the_series_shows_an_instant_after_its_last_event)
+{
+    struct cupace_config *cfg = tu_config_with_plugins(
+        "[engine]\nsynth_workers = 6\nmemory_budget = 1TiB\n[pacer.g]\nplugin = fixed\n"
+        "interval = 0\n[workload]\njobs = 3\npartitions_per_job = 4\narrival = backlog\n"
+        "partition_memory = 1GiB\nsynth_time = 30s\n");
+    struct cupace_pacer_path path;
+    struct cupace_pacer_instance inst;
+    struct cupace_run_opts opts = { .record_series = 1, .series_step_ns = 1000000000ULL };
+    struct cupace_result r;
+    struct cupace_err err;
+
+    memset(&r, 0, sizeof r);
+    cupace_pacer_path_init(&path, cfg);
+    ck_assert_msg(cupace_pacer_instance_create(&inst, cfg, &path, "g", &err) == 0, "%s", err.msg);
+    cupace_pacer_path_free(&path);
+    ck_assert_msg(cupace_simulate(cfg, &inst, &opts, &r, &err) == 0, "%s", err.msg);
+    ck_assert_uint_gt(r.nseries, 2);
+    ck_assert_msg(r.series[0].t_s == 0 && r.series[0].in_synthesis == 6 &&
+                  r.series[0].mem_reserved == 6ULL << 30,
+                  "at 0: %u in synthesis, %llu bytes", r.series[0].in_synthesis,
+                  (unsigned long long)r.series[0].mem_reserved);
+    for (size_t i = 1; i < r.nseries; i++)
+        ck_assert_msg(r.series[i].t_s > r.series[i - 1].t_s, "samples %zu and %zu both at %.9f s",
+                      i - 1, i, r.series[i].t_s);
+    cupace_pacer_instance_destroy(&inst);
+    cupace_result_free(&r);
+    cupace_config_free(cfg);
+}
+END_TEST
+
 /* The simulator polls the caller's stop requests at every event: a request
  * ends the run with a whole report, marked interrupted. */
 START_TEST(a_stop_request_ends_the_simulation_with_its_report)
@@ -971,6 +1006,7 @@ int main(void)
     tcase_add_test(model, invariants_hold_over_random_workloads);
     tcase_add_test(model, failures_account_for_every_partition);
     tcase_add_test(model, a_holding_controller_is_reported_as_a_stall);
+    tcase_add_test(model, the_series_shows_an_instant_after_its_last_event);
     tcase_add_test(model, fail_at_fails_the_partition_at_its_stage);
     tcase_add_test(model, fail_at_and_fail_rate_account_for_everything);
     tcase_add_test(model, traces_drive_arrivals);
