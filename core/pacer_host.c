@@ -20,6 +20,7 @@
 #include "text.h"
 #include "units.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <dlfcn.h>
 #include <elf.h>
@@ -402,6 +403,37 @@ int cupace_params_check(const struct cupace_params_ctx *pc, const char *who, str
     return 0;
 }
 
+/* The key of SEC that a controller's reason WHY begins with ("alpha must
+ * be in (0, 1]"), the longest if several; NULL if none. */
+static const struct cupace_kv *key_named_by(const struct cupace_pacer_section *sec, const char *why)
+{
+    const struct cupace_kv *best = NULL;
+
+    for (size_t i = 0; sec && i < sec->nkv; i++) {
+        size_t n = strlen(sec->kv[i].key);
+
+        if (strncmp(why, sec->kv[i].key, n) == 0 &&
+            !(isalnum((unsigned char)why[n]) || why[n] == '_') && (!best || n > strlen(best->key)))
+            best = &sec->kv[i];
+    }
+    return best;
+}
+
+/* Says where the configuration asked for what the controller's instance
+ * could not be: AT's line (of KEY) if known, else the section header's.  A
+ * label that no section names (`--pacer NAME`, `[pacer] name`) has no line
+ * to give. */
+static void err_at(struct cupace_err *err, const struct cupace_pacer_section *sec,
+                   const struct cupace_origin *at, const char *key)
+{
+    if (!sec)
+        return;
+    if (at && at->file)
+        cupace_err_prefix(err, "%s:%u: [pacer.%s] %s", at->file, at->line, sec->label, key);
+    else if (sec->at.file)
+        cupace_err_prefix(err, "%s:%u: [pacer.%s]", sec->at.file, sec->at.line, sec->label);
+}
+
 static int instance_init(struct cupace_pacer_instance *inst, struct cupace_config *cfg,
                          struct cupace_err *err)
 {
@@ -424,10 +456,15 @@ static int instance_init(struct cupace_pacer_instance *inst, struct cupace_confi
         return cupace_err_set(err, "controller '%s' (%s): init wrote past the %d bytes of its "
                               "error buffer", inst->label, inst->file, CUPACE_LENT_MAX);
     if (rc != 0) {
+        const struct cupace_pacer_section *sec = cupace_config_section(cfg, inst->label);
+        const struct cupace_kv *kv = key_named_by(sec, why.buf);
+
         if (pc.has_bad)
             return cupace_err_set(err, "%s", pc.bad.msg);
-        return cupace_err_set(err, "controller '%s' (%s): init failed: %s", inst->label,
-                              inst->file, why.buf[0] ? why.buf : "no reason given");
+        cupace_err_set(err, "controller '%s' (%s): init failed: %s", inst->label, inst->file,
+                       why.buf[0] ? why.buf : "no reason given");
+        err_at(err, sec, kv ? &kv->at : NULL, kv ? kv->key : NULL);
+        return -1;
     }
     return cupace_params_check(&pc, who, err);
 }
@@ -444,8 +481,12 @@ int cupace_pacer_instance_create(struct cupace_pacer_instance *inst, struct cupa
     plugin = cupace_config_plugin_of(cfg, label);
     snprintf(inst->label, sizeof inst->label, "%s", label);
     snprintf(inst->plugin, sizeof inst->plugin, "%s", plugin);
-    if (cupace_pacer_find(path, plugin, inst->file, sizeof inst->file, err) < 0)
+    if (cupace_pacer_find(path, plugin, inst->file, sizeof inst->file, err) < 0) {
+        const struct cupace_pacer_section *sec = cupace_config_section(cfg, label);
+
+        err_at(err, sec, sec ? &sec->plugin_at : NULL, "plugin");
         return -1;
+    }
     if (cupace_pacer_open(inst->file, &inst->dl, &inst->ops, err) < 0) {
         cupace_err_prefix(err, "controller '%s'", plugin);
         return -1;

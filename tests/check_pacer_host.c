@@ -247,6 +247,46 @@ START_TEST(missing_controller_lists_the_path)
 }
 END_TEST
 
+/* A controller's file not found: the message names the line of the key
+ * that asks for it, or the section header where its label is the name. */
+START_TEST(missing_controller_names_the_line_that_asks_for_it)
+{
+    struct cupace_pacer_instance inst;
+    struct cupace_err err;
+    struct cupace_config *cfg;
+
+    ck_assert_int_eq(make_instance(&inst, "[pacer.g]\nplugin = nosuch\n", "g", &err, &cfg), -1);
+    ck_assert_msg(strstr(err.msg, ":4: [pacer.g] plugin: controller 'nosuch': no nosuch.so"), "%s",
+                  err.msg);
+    cupace_config_free(cfg);
+    ck_assert_int_eq(make_instance(&inst, "[pacer.nosuch]\nwindow = 4\n", "nosuch", &err, &cfg), -1);
+    ck_assert_msg(strstr(err.msg, ":3: [pacer.nosuch]: controller 'nosuch': no nosuch.so"), "%s",
+                  err.msg);
+    cupace_config_free(cfg);
+}
+END_TEST
+
+/* A controller that refuses its keys at init says why in its own words;
+ * where those begin with one of its keys, the message gives that key's
+ * line, and the section's otherwise. */
+START_TEST(init_failure_names_the_line_of_the_key_it_refuses)
+{
+    struct cupace_pacer_instance inst;
+    struct cupace_err err;
+    struct cupace_config *cfg;
+
+    ck_assert_int_eq(make_instance(&inst, "[pacer.proctime]\nkp = 0.5\nalpha = 7\n", "proctime",
+                                   &err, &cfg), -1);
+    ck_assert_msg(strstr(err.msg, ":5: [pacer.proctime] alpha: controller 'proctime'") &&
+                  strstr(err.msg, "init failed: alpha must be"), "%s", err.msg);
+    cupace_config_free(cfg);
+    ck_assert_int_eq(make_instance(&inst, "[pacer.f]\nplugin = init_fails\n", "f", &err, &cfg), -1);
+    ck_assert_msg(strstr(err.msg, ":3: [pacer.f]: controller 'f'") &&
+                  strstr(err.msg, "no GPU budget configured"), "%s", err.msg);
+    cupace_config_free(cfg);
+}
+END_TEST
+
 START_TEST(misnamed_file_is_refused)
 {
     struct cupace_pacer_instance inst;
@@ -436,6 +476,8 @@ int main(void)
     tcase_add_test(bad, describe_writing_past_its_buffer_is_caught);
     tcase_add_test(bad, name_that_is_a_path_opens_nothing);
     tcase_add_test(bad, missing_controller_lists_the_path);
+    tcase_add_test(bad, missing_controller_names_the_line_that_asks_for_it);
+    tcase_add_test(bad, init_failure_names_the_line_of_the_key_it_refuses);
     tcase_add_test(bad, misnamed_file_is_refused);
     tcase_add_test(bad, unknown_key_is_refused_by_name);
     tcase_add_test(bad, malformed_value_is_named);
