@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: MIT OR Apache-2.0
--- queue.sql -- the job queue of `cupace serve` (DESIGN §10), for PostgreSQL
+-- queue.sql -- the job queue of `cupace serve` (cupace-serve(8)), for PostgreSQL
 -- 12 or later and PostgreSQL-compatible databases.
 --
 -- `cupace queue init CONFIG` runs this file with @TABLE@ replaced by

@@ -123,9 +123,11 @@ static void print_found(struct scan_count *c, const char *file, const char *name
         snprintf(plain, sizeof plain, "%s", summary ? summary : "");
         cupace_text_plain(plain);
         c->found++;
-        printf("%-16s %s\n%-16s %s%s%s%s\n", name, plain, "", file,
+        /* the first NAME.so on the path is what NAME opens, refused or not */
+        printf("%-16s %s\n%-16s %s%s%s%s%s%s\n", name, plain, "", file,
                shadowed_by ? "  (shadowed by " : "", shadowed_by ? shadowed_by : "",
-               shadowed_by ? ", which is the one loaded)" : "");
+               shadowed_by ? ", earlier on the path: '" : "", shadowed_by ? name : "",
+               shadowed_by ? "' opens that one)" : "");
     } else {
         c->refused++;
         printf("%-16s refused: %s\n%-16s %s\n", "(refused)", reason, "", file);
@@ -173,7 +175,8 @@ static int cmd_plugins(struct cupace_cli *cli)
         fprintf(stderr, "cupace: no controllers found in:");
         for (size_t i = 0; i < path.ndirs; i++)
             fprintf(stderr, " %s", path.dirs[i]);
-        fprintf(stderr, "\n");
+        fprintf(stderr, " (name the folder that holds them in CUPACE_PACER_PATH or [pacer] path; "
+                "in a build tree, build/plugins/.libs)\n");
     }
     cupace_pacer_path_free(&path);
     cupace_config_free(cfg);
@@ -221,6 +224,17 @@ static int check_stage_plugin(struct cupace_config *cfg, struct cupace_err *err)
     return rt ? 0 : -1;
 }
 
+/* Adds LABEL to the N of LABELS (at most MAX) unless it is there already:
+ * a controller named by [pacer] name, [ab] and its own section is one. */
+static void add_label(const char **labels, size_t *n, size_t max, const char *label)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (strcmp(labels[i], label) == 0)
+            return;
+    if (*n < max)
+        labels[(*n)++] = label;
+}
+
 static int cmd_check_config(struct cupace_cli *cli)
 {
     struct cupace_config *cfg;
@@ -235,14 +249,14 @@ static int cmd_check_config(struct cupace_cli *cli)
         fprintf(stderr, "cupace: %s\n", err.msg);
         return CUPACE_EXIT_USAGE;
     }
-    labels[n++] = cfg->pacer_name;
+    add_label(labels, &n, 130, cfg->pacer_name);
     for (size_t i = 0; i < cfg->nab; i++)
-        labels[n++] = cfg->ab[i];
-    for (size_t i = 0; i < cli->npacers && n < 130; i++)
-        labels[n++] = cli->pacers[i];
+        add_label(labels, &n, 130, cfg->ab[i]);
+    for (size_t i = 0; i < cli->npacers; i++)
+        add_label(labels, &n, 130, cli->pacers[i]);
     /* sections never named anywhere are instances too: check them */
-    for (size_t i = 0; i < cfg->nsections && n < 130; i++)
-        labels[n++] = cfg->sections[i].label;
+    for (size_t i = 0; i < cfg->nsections; i++)
+        add_label(labels, &n, 130, cfg->sections[i].label);
     if (cupace_cli_check_pacers(cfg, labels, n, &err) < 0 || check_stage_plugin(cfg, &err) < 0) {
         fprintf(stderr, "cupace: %s\n", err.msg);
         cupace_config_free(cfg);

@@ -656,7 +656,11 @@ static void scan_dir(const struct cupace_pacer_path *path, size_t d, const struc
             visit_one(v, file, NULL, why, shadow);
         } else if (open_kind(file, kind, &dl, &ops, &err) < 0) {
             const char *reason = strstr(err.msg, ": ");
-            visit_one(v, file, NULL, reason ? reason + 2 : err.msg, shadow);
+
+            reason = reason ? reason + 2 : err.msg;
+            if (strncmp(reason, "refused: ", 9) == 0)
+                reason += 9;            /* the listing says "refused" itself */
+            visit_one(v, file, NULL, reason, shadow);
         } else if (strcmp(kind->name_of(ops), name) != 0) {
             snprintf(why, sizeof why, "the file calls itself '%s'; it must be named %s.so",
                      kind->name_of(ops), kind->name_of(ops));
