@@ -126,9 +126,27 @@ struct loader {
     struct cupace_err *err;
     const char *file;               /* the origin of what is being read */
     unsigned line;
+    const char *set;                /* the --set text being applied, or NULL */
     int failed;
     struct cupace_origin seen[NKEYS];
 };
+
+/* The origin of what is being read. */
+static struct cupace_origin here(const struct loader *ld)
+{
+    return (struct cupace_origin){ ld->file, ld->line, ld->set };
+}
+
+const char *cupace_origin_format(const struct cupace_origin *at, char *buf, size_t len)
+{
+    if (at->set)
+        snprintf(buf, len, "--set '%s'", at->set);
+    else if (at->line)
+        snprintf(buf, len, "%s:%u", at->file ? at->file : "?", at->line);
+    else
+        snprintf(buf, len, "%s", at->file ? at->file : "?");
+    return buf;
+}
 
 static int find_key(const char *section, const char *key)
 {
@@ -196,17 +214,19 @@ static int fail(struct loader *ld, const char *section, const char *key, const c
 
 static int fail(struct loader *ld, const char *section, const char *key, const char *fmt, ...)
 {
-    char reason[4096];
+    struct cupace_origin o = here(ld);
+    char reason[4096], at[4200];
     va_list ap;
 
     va_start(ap, fmt);
     vsnprintf(reason, sizeof reason, fmt, ap);
     va_end(ap);
+    cupace_origin_format(&o, at, sizeof at);
     if (!ld->failed) {
         if (key)
-            cupace_err_set(ld->err, "%s:%u: [%s] %s: %s", ld->file, ld->line, section, key, reason);
+            cupace_err_set(ld->err, "%s: [%s] %s: %s", at, section, key, reason);
         else
-            cupace_err_set(ld->err, "%s:%u: [%s]: %s", ld->file, ld->line, section, reason);
+            cupace_err_set(ld->err, "%s: [%s]: %s", at, section, reason);
     }
     ld->failed = 1;
     return -1;
@@ -603,8 +623,7 @@ static struct cupace_pacer_section *get_section(struct loader *ld, const char *l
     s = &(*v)[(*n)++];
     memset(s, 0, sizeof *s);
     s->label = xstrdup(label);
-    s->at.file = ld->file;
-    s->at.line = ld->line;
+    s->at = here(ld);
     return s;
 }
 
@@ -625,8 +644,7 @@ static int set_pacer_key(struct loader *ld, const char *section, const char *lab
             return fail(ld, section, key, "set twice (first on line %u)", s->plugin_at.line);
         free(s->plugin);
         s->plugin = xstrdup(value);
-        s->plugin_at.file = ld->file;
-        s->plugin_at.line = ld->line;
+        s->plugin_at = here(ld);
         return 0;
     }
     for (size_t i = 0; i < s->nkv; i++) {
@@ -636,15 +654,13 @@ static int set_pacer_key(struct loader *ld, const char *section, const char *lab
             return fail(ld, section, key, "set twice (first on line %u)", s->kv[i].at.line);
         free(s->kv[i].value);
         s->kv[i].value = xstrdup(value);
-        s->kv[i].at.file = ld->file;
-        s->kv[i].at.line = ld->line;
+        s->kv[i].at = here(ld);
         return 0;
     }
     s->kv = xrealloc(s->kv, (s->nkv + 1) * sizeof *s->kv);
     s->kv[s->nkv].key = xstrdup(key);
     s->kv[s->nkv].value = xstrdup(value);
-    s->kv[s->nkv].at.file = ld->file;
-    s->kv[s->nkv].at.line = ld->line;
+    s->kv[s->nkv].at = here(ld);
     s->kv[s->nkv].used = 0;
     s->nkv++;
     return 0;
@@ -744,8 +760,7 @@ static int set_key(struct loader *ld, const char *section, const char *key, cons
         return fail(ld, section, key, "unknown key");
     if (set_twice(ld, &ld->seen[idx]))
         return fail(ld, section, key, "set twice (first on line %u)", ld->seen[idx].line);
-    ld->seen[idx].file = ld->file;
-    ld->seen[idx].line = ld->line;
+    ld->seen[idx] = here(ld);
     return set_table_key(ld, idx, value);
 }
 
@@ -1074,6 +1089,9 @@ static int apply_override(struct loader *ld, const char *text, unsigned index)
 
     ld->file = "--set";
     ld->line = index;
+    ld->cfg->set_texts = xrealloc(ld->cfg->set_texts,
+                                  (ld->cfg->nset_texts + 1) * sizeof *ld->cfg->set_texts);
+    ld->set = ld->cfg->set_texts[ld->cfg->nset_texts++] = xstrdup(text);
     eq = strchr(buf, '=');
     if (eq)
         *eq = '\0';
@@ -1084,12 +1102,6 @@ static int apply_override(struct loader *ld, const char *text, unsigned index)
         *dot = '\0';
         rc = set_key(ld, buf, dot + 1, eq + 1);
     }
-    if (rc < 0 && dot && dot != buf && dot[1]) {
-        /* "--set:2: [...]" reads oddly; say which override it was */
-        char msg[sizeof ld->err->msg];
-        snprintf(msg, sizeof msg, "%s", ld->err->msg);
-        cupace_err_set(ld->err, "--set '%s': %s", text, strchr(msg, '[') ? strchr(msg, '[') : msg);
-    }
     free(buf);
     return rc;
 }
@@ -1098,7 +1110,7 @@ static int apply_override(struct loader *ld, const char *text, unsigned index)
 static struct cupace_origin where(const struct loader *ld, const char *section, const char *key)
 {
     int idx = find_key(section, key);
-    struct cupace_origin o = { ld->cfg->path, 0 };
+    struct cupace_origin o = { ld->cfg->path, 0, NULL };
 
     if (idx >= 0 && ld->seen[idx].file)
         o = ld->seen[idx];
@@ -1111,15 +1123,14 @@ static int cross_fail(struct loader *ld, const char *section, const char *key, c
 static int cross_fail(struct loader *ld, const char *section, const char *key, const char *fmt, ...)
 {
     struct cupace_origin o = where(ld, section, key);
-    char reason[4096];
+    char reason[4096], at[4200];
     va_list ap;
 
     va_start(ap, fmt);
     vsnprintf(reason, sizeof reason, fmt, ap);
     va_end(ap);
-    if (o.line)
-        return cupace_err_set(ld->err, "%s:%u: [%s] %s: %s", o.file, o.line, section, key, reason);
-    return cupace_err_set(ld->err, "%s: [%s] %s: %s", o.file, section, key, reason);
+    return cupace_err_set(ld->err, "%s: [%s] %s: %s", cupace_origin_format(&o, at, sizeof at),
+                          section, key, reason);
 }
 
 /* ---- the horizon ------------------------------------------------------- */
@@ -1381,6 +1392,9 @@ void cupace_config_free(struct cupace_config *cfg)
     free(cfg->queue.url);
     free(cfg->queue.table);
     free(cfg->serve_metrics);
+    for (size_t i = 0; i < cfg->nset_texts; i++)
+        free(cfg->set_texts[i]);
+    free(cfg->set_texts);
     free(cfg->path);
     free(cfg->dir);
     free(cfg);

@@ -39,11 +39,17 @@ enum cupace_arrival { CUPACE_ARRIVAL_BACKLOG, CUPACE_ARRIVAL_POISSON, CUPACE_ARR
 enum cupace_dist { CUPACE_DIST_FIXED, CUPACE_DIST_LOGNORMAL, CUPACE_DIST_GAMMA,
                    CUPACE_DIST_EXPONENTIAL };
 
-/* Where a value came from: the config file or "--set" (line = its index). */
+/* Where a value came from: the config file or "--set" (line = its index,
+ * set = its text, owned by the config). */
 struct cupace_origin {
     const char *file;
     unsigned line;
+    const char *set;
 };
+
+/* Writes where a value came from, as messages begin: "FILE:LINE" ("FILE"
+ * where no line is known), or "--set 'TEXT'"; returns buf. */
+const char *cupace_origin_format(const struct cupace_origin *at, char *buf, size_t len);
 
 /* One key of a [pacer.LABEL] section. `used` is set when the controller asks. */
 struct cupace_kv {
@@ -184,6 +190,8 @@ struct cupace_config {
     struct cupace_workload workload;
     struct cupace_queue_settings queue;
     char *serve_metrics;               /* [serve] metrics: HOST:PORT, or NULL (none) */
+    char **set_texts;                  /* the --set overrides applied, for their origins */
+    size_t nset_texts;
     struct cupace_cuda_conf cuda;
 };
 

@@ -313,9 +313,12 @@ static struct cupace_kv *params_find(struct cupace_params_ctx *c, const char *ke
 
 static int params_bad(struct cupace_params_ctx *c, const struct cupace_kv *kv, const char *why)
 {
+    char at[4200];
+
     if (!c->has_bad)
-        cupace_err_set(&c->bad, "%s:%u: [%s] %s: expected %s, got '%s'", kv->at.file,
-                       kv->at.line, c->name, kv->key, why, kv->value);
+        cupace_err_set(&c->bad, "%s: [%s] %s: expected %s, got '%s'",
+                       cupace_origin_format(&kv->at, at, sizeof at), c->name, kv->key, why,
+                       kv->value);
     c->has_bad = 1;
     return -1;
 }
@@ -396,9 +399,12 @@ int cupace_params_check(const struct cupace_params_ctx *pc, const char *who, str
     if (pc->section)
         for (size_t i = 0; i < pc->section->nkv; i++) {
             const struct cupace_kv *kv = &pc->section->kv[i];
+            char at[4200];
+
             if (!kv->used)
-                return cupace_err_set(err, "%s:%u: [%s] %s: unknown key: %s never asked for it",
-                                      kv->at.file, kv->at.line, pc->name, kv->key, who);
+                return cupace_err_set(err, "%s: [%s] %s: unknown key: %s never asked for it",
+                                      cupace_origin_format(&kv->at, at, sizeof at), pc->name,
+                                      kv->key, who);
         }
     return 0;
 }
@@ -426,12 +432,16 @@ static const struct cupace_kv *key_named_by(const struct cupace_pacer_section *s
 static void err_at(struct cupace_err *err, const struct cupace_pacer_section *sec,
                    const struct cupace_origin *at, const char *key)
 {
+    char where[4200];
+
     if (!sec)
         return;
     if (at && at->file)
-        cupace_err_prefix(err, "%s:%u: [pacer.%s] %s", at->file, at->line, sec->label, key);
+        cupace_err_prefix(err, "%s: [pacer.%s] %s", cupace_origin_format(at, where, sizeof where),
+                          sec->label, key);
     else if (sec->at.file)
-        cupace_err_prefix(err, "%s:%u: [pacer.%s]", sec->at.file, sec->at.line, sec->label);
+        cupace_err_prefix(err, "%s: [pacer.%s]", cupace_origin_format(&sec->at, where, sizeof where),
+                          sec->label);
 }
 
 static int instance_init(struct cupace_pacer_instance *inst, struct cupace_config *cfg,
