@@ -132,7 +132,7 @@ struct loader {
 };
 
 /* The origin of what is being read. */
-static struct cupace_origin here(const struct loader *ld)
+static struct cupace_origin reading_at(const struct loader *ld)
 {
     return (struct cupace_origin){ ld->file, ld->line, ld->set };
 }
@@ -146,6 +146,20 @@ const char *cupace_origin_format(const struct cupace_origin *at, char *buf, size
     else
         snprintf(buf, len, "%s", at->file ? at->file : "?");
     return buf;
+}
+
+void cupace_err_at(struct cupace_err *err, const struct cupace_origin *at, const char *section,
+                   const char *key)
+{
+    char place[4200];
+
+    if (!at || !at->file)
+        return;
+    cupace_origin_format(at, place, sizeof place);
+    if (key)
+        cupace_err_prefix(err, "%s: [%s] %s", place, section, key);
+    else
+        cupace_err_prefix(err, "%s: [%s]", place, section);
 }
 
 static int find_key(const char *section, const char *key)
@@ -214,7 +228,7 @@ static int fail(struct loader *ld, const char *section, const char *key, const c
 
 static int fail(struct loader *ld, const char *section, const char *key, const char *fmt, ...)
 {
-    struct cupace_origin o = here(ld);
+    struct cupace_origin o = reading_at(ld);
     char reason[4096], at[4200];
     va_list ap;
 
@@ -623,7 +637,7 @@ static struct cupace_pacer_section *get_section(struct loader *ld, const char *l
     s = &(*v)[(*n)++];
     memset(s, 0, sizeof *s);
     s->label = xstrdup(label);
-    s->at = here(ld);
+    s->at = reading_at(ld);
     return s;
 }
 
@@ -644,7 +658,7 @@ static int set_pacer_key(struct loader *ld, const char *section, const char *lab
             return fail(ld, section, key, "set twice (first on line %u)", s->plugin_at.line);
         free(s->plugin);
         s->plugin = xstrdup(value);
-        s->plugin_at = here(ld);
+        s->plugin_at = reading_at(ld);
         return 0;
     }
     for (size_t i = 0; i < s->nkv; i++) {
@@ -654,13 +668,13 @@ static int set_pacer_key(struct loader *ld, const char *section, const char *lab
             return fail(ld, section, key, "set twice (first on line %u)", s->kv[i].at.line);
         free(s->kv[i].value);
         s->kv[i].value = xstrdup(value);
-        s->kv[i].at = here(ld);
+        s->kv[i].at = reading_at(ld);
         return 0;
     }
     s->kv = xrealloc(s->kv, (s->nkv + 1) * sizeof *s->kv);
     s->kv[s->nkv].key = xstrdup(key);
     s->kv[s->nkv].value = xstrdup(value);
-    s->kv[s->nkv].at = here(ld);
+    s->kv[s->nkv].at = reading_at(ld);
     s->kv[s->nkv].used = 0;
     s->nkv++;
     return 0;
@@ -760,7 +774,7 @@ static int set_key(struct loader *ld, const char *section, const char *key, cons
         return fail(ld, section, key, "unknown key");
     if (set_twice(ld, &ld->seen[idx]))
         return fail(ld, section, key, "set twice (first on line %u)", ld->seen[idx].line);
-    ld->seen[idx] = here(ld);
+    ld->seen[idx] = reading_at(ld);
     return set_table_key(ld, idx, value);
 }
 
@@ -1339,7 +1353,6 @@ struct cupace_config *cupace_config_load(const char *file, const char *const *se
     memset(&ld, 0, sizeof ld);
     ld.cfg = cfg;
     ld.err = err;
-    ld.file = file;
     cfg->path = xstrdup(file ? file : "(settings in code)");   /* libcupace: no file */
     cfg->dir = file ? dir_of(file) : xstrdup(".");
     set_defaults(cfg);
@@ -1351,6 +1364,8 @@ struct cupace_config *cupace_config_load(const char *file, const char *const *se
             goto fail;
     if (validate(&ld) < 0)
         goto fail;
+    cfg->key_at = xrealloc(NULL, sizeof ld.seen);
+    memcpy(cfg->key_at, ld.seen, sizeof ld.seen);
     oom_jump = outer;
     return cfg;
 fail:
@@ -1395,9 +1410,18 @@ void cupace_config_free(struct cupace_config *cfg)
     for (size_t i = 0; i < cfg->nset_texts; i++)
         free(cfg->set_texts[i]);
     free(cfg->set_texts);
+    free(cfg->key_at);
     free(cfg->path);
     free(cfg->dir);
     free(cfg);
+}
+
+const struct cupace_origin *cupace_config_origin(const struct cupace_config *cfg, const char *section,
+                                                 const char *key)
+{
+    int idx = find_key(section, key);
+
+    return idx >= 0 && cfg->key_at && cfg->key_at[idx].file ? &cfg->key_at[idx] : NULL;
 }
 
 struct cupace_pacer_section *cupace_config_section(struct cupace_config *cfg, const char *label)

@@ -51,6 +51,12 @@ struct cupace_origin {
  * where no line is known), or "--set 'TEXT'"; returns buf. */
 const char *cupace_origin_format(const struct cupace_origin *at, char *buf, size_t len);
 
+/* Prefixes err's message with where the configuration asked for what
+ * failed: "AT: [SECTION] KEY: ", or "AT: [SECTION]: " with KEY NULL;
+ * nothing where AT is NULL or names no file. */
+void cupace_err_at(struct cupace_err *err, const struct cupace_origin *at, const char *section,
+                   const char *key);
+
 /* One key of a [pacer.LABEL] section. `used` is set when the controller asks. */
 struct cupace_kv {
     char *key;
@@ -192,6 +198,7 @@ struct cupace_config {
     char *serve_metrics;               /* [serve] metrics: HOST:PORT, or NULL (none) */
     char **set_texts;                  /* the --set overrides applied, for their origins */
     size_t nset_texts;
+    struct cupace_origin *key_at;      /* where each key of the schema was set (file NULL: not) */
     struct cupace_cuda_conf cuda;
 };
 
@@ -210,6 +217,11 @@ void cupace_config_free(struct cupace_config *cfg);
 /* The section of LABEL, or NULL: a label without a section is the plugin of
  * that name with its defaults. */
 struct cupace_pacer_section *cupace_config_section(struct cupace_config *cfg, const char *label);
+
+/* Where SECTION's KEY (of the schema, not of a [pacer.LABEL]) was set;
+ * NULL where nothing set it. */
+const struct cupace_origin *cupace_config_origin(const struct cupace_config *cfg, const char *section,
+                                                 const char *key);
 /* [stages.NAME], or NULL.  Not const: the plugin's init marks the keys it asks for. */
 struct cupace_pacer_section *cupace_config_stage_section(struct cupace_config *cfg, const char *name);
 

@@ -425,23 +425,33 @@ static const struct cupace_kv *key_named_by(const struct cupace_pacer_section *s
     return best;
 }
 
-/* Says where the configuration asked for what the controller's instance
- * could not be: AT's line (of KEY) if known, else the section header's.  A
- * label that no section names (`--pacer NAME`, `[pacer] name`) has no line
- * to give. */
-static void err_at(struct cupace_err *err, const struct cupace_pacer_section *sec,
+/* Says where the configuration asked for what controller LABEL could not
+ * be: the line of its section's KEY where AT is set, else its section's
+ * header; without a section, [pacer] name or [ab] pacers where they name
+ * it.  A label that only the command line names (--pacer) has no line. */
+static void err_at(struct cupace_err *err, struct cupace_config *cfg, const char *label,
                    const struct cupace_origin *at, const char *key)
 {
-    char where[4200];
+    const struct cupace_pacer_section *sec = cupace_config_section(cfg, label);
+    char section[160];
 
-    if (!sec)
+    if (sec) {
+        snprintf(section, sizeof section, "pacer.%s", label);
+        if (at && at->file)
+            cupace_err_at(err, at, section, key);
+        else
+            cupace_err_at(err, &sec->at, section, NULL);
         return;
-    if (at && at->file)
-        cupace_err_prefix(err, "%s: [pacer.%s] %s", cupace_origin_format(at, where, sizeof where),
-                          sec->label, key);
-    else if (sec->at.file)
-        cupace_err_prefix(err, "%s: [pacer.%s]", cupace_origin_format(&sec->at, where, sizeof where),
-                          sec->label);
+    }
+    if (cfg->pacer_name && strcmp(cfg->pacer_name, label) == 0) {
+        cupace_err_at(err, cupace_config_origin(cfg, "pacer", "name"), "pacer", "name");
+        return;
+    }
+    for (size_t i = 0; i < cfg->nab; i++)
+        if (strcmp(cfg->ab[i], label) == 0) {
+            cupace_err_at(err, cupace_config_origin(cfg, "ab", "pacers"), "ab", "pacers");
+            return;
+        }
 }
 
 static int instance_init(struct cupace_pacer_instance *inst, struct cupace_config *cfg,
@@ -466,14 +476,13 @@ static int instance_init(struct cupace_pacer_instance *inst, struct cupace_confi
         return cupace_err_set(err, "controller '%s' (%s): init wrote past the %d bytes of its "
                               "error buffer", inst->label, inst->file, CUPACE_LENT_MAX);
     if (rc != 0) {
-        const struct cupace_pacer_section *sec = cupace_config_section(cfg, inst->label);
-        const struct cupace_kv *kv = key_named_by(sec, why.buf);
+        const struct cupace_kv *kv = key_named_by(cupace_config_section(cfg, inst->label), why.buf);
 
         if (pc.has_bad)
             return cupace_err_set(err, "%s", pc.bad.msg);
         cupace_err_set(err, "controller '%s' (%s): init failed: %s", inst->label, inst->file,
                        why.buf[0] ? why.buf : "no reason given");
-        err_at(err, sec, kv ? &kv->at : NULL, kv ? kv->key : NULL);
+        err_at(err, cfg, inst->label, kv ? &kv->at : NULL, kv ? kv->key : NULL);
         return -1;
     }
     return cupace_params_check(&pc, who, err);
@@ -494,7 +503,7 @@ int cupace_pacer_instance_create(struct cupace_pacer_instance *inst, struct cupa
     if (cupace_pacer_find(path, plugin, inst->file, sizeof inst->file, err) < 0) {
         const struct cupace_pacer_section *sec = cupace_config_section(cfg, label);
 
-        err_at(err, sec, sec ? &sec->plugin_at : NULL, "plugin");
+        err_at(err, cfg, label, sec ? &sec->plugin_at : NULL, "plugin");
         return -1;
     }
     if (cupace_pacer_open(inst->file, &inst->dl, &inst->ops, err) < 0) {

@@ -1145,8 +1145,10 @@ static int choose_backend(struct cupace_rt *rt, const struct cupace_config *cfg,
         cupace_pacer_path_init(&path, cfg);
         rc = cupace_stage_plugin_open(&rt->plugin, &path, cfg->engine.backend_plugin, err);
         cupace_pacer_path_free(&path);
-        if (rc < 0)
+        if (rc < 0) {
+            cupace_err_at(err, cupace_config_origin(cfg, "engine", "backend"), "engine", "backend");
             return -1;
+        }
         rt->stage_ops = rt->plugin.ops;
         /* the plugin's init marks the keys it asks for: bookkeeping, not a change */
         rt->stage_section = cupace_config_stage_section((struct cupace_config *)cfg,
