@@ -130,7 +130,7 @@ const char *cupace_library_version(void)
 /* ---- configuring ------------------------------------------------------------ */
 
 static struct cupace_config *load(const struct cupace_engine *e, const char *extra,
-                                  struct cupace_err *err)
+                                  struct cupace_err *err, size_t *bad_set)
 {
     const char **sets = malloc((e->nsets + 1) * sizeof *sets);
     struct cupace_config *cfg;
@@ -144,7 +144,7 @@ static struct cupace_config *load(const struct cupace_engine *e, const char *ext
         sets[n] = e->sets[n];
     if (extra)
         sets[n++] = extra;
-    cfg = cupace_config_load(e->path, sets, n, err);
+    cfg = cupace_config_load_sets(e->path, sets, n, err, bad_set);
     free(sets);
     return cfg;
 }
@@ -159,7 +159,7 @@ struct cupace_engine *cupace_engine_new(const char *path, struct cupace_error **
         fail_with(err, "out of memory");
         return NULL;
     }
-    if (!(e->cfg = load(e, NULL, &ce))) {
+    if (!(e->cfg = load(e, NULL, &ce, NULL))) {
         free(e->path);
         free(e);
         fail_err(err, &ce);
@@ -182,7 +182,7 @@ int cupace_engine_set(struct cupace_engine *e, const char *key, const char *valu
 {
     struct cupace_config *cfg;
     struct cupace_err ce;
-    size_t len;
+    size_t len, bad;
     char *set;
 
     if (before_start(e, "cupace_engine_set", err) < 0)
@@ -197,8 +197,8 @@ int cupace_engine_set(struct cupace_engine *e, const char *key, const char *valu
     /* A setting refused for itself (an unknown key, a malformed value) is
      * refused here.  Keys that disagree with each other are left for start:
      * the order of the settings must not matter. */
-    cfg = load(e, set, &ce);
-    if (!cfg && strstr(ce.msg, "--set '")) {
+    cfg = load(e, set, &ce, &bad);
+    if (!cfg && bad) {
         free(set);
         return fail_err(err, &ce);
     }
@@ -359,7 +359,7 @@ int cupace_engine_start(struct cupace_engine *e, struct cupace_error **err)
     if (before_start(e, "cupace_engine_start", err) < 0)
         return -1;
     if (e->cfg_stale) {
-        struct cupace_config *cfg = load(e, NULL, &ce);
+        struct cupace_config *cfg = load(e, NULL, &ce, NULL);
         if (!cfg)
             return fail_err(err, &ce);
         cupace_config_free(e->cfg);
@@ -514,7 +514,7 @@ static int reload_locked(struct cupace_engine *e, struct cupace_err *err)
     struct cupace_config *cfg;
     struct retired *more = NULL;
 
-    if (!(cfg = load(e, NULL, err)) || !(inst = new_pacer(cfg, err)) ||
+    if (!(cfg = load(e, NULL, err, NULL)) || !(inst = new_pacer(cfg, err)) ||
         !(more = realloc(e->retired, (e->nretired + 1) * sizeof *more))) {
         if (inst && !more)
             cupace_err_set(err, "out of memory");

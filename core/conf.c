@@ -1098,14 +1098,19 @@ static void set_defaults(struct cupace_config *cfg)
 
 static int apply_override(struct loader *ld, const char *text, unsigned index)
 {
-    char *buf = xstrdup(text), *eq, *dot;
+    struct cupace_config *cfg = ld->cfg;
+    char *kept, *buf, *eq, *dot;
     int rc = -1;
 
+    /* kept by the config for the origins of what it sets; a count grows
+     * only after its entry is whole (an out-of-memory jump frees them) */
+    cfg->set_texts = xrealloc(cfg->set_texts, (cfg->nset_texts + 1) * sizeof *cfg->set_texts);
+    kept = xstrdup(text);
+    cfg->set_texts[cfg->nset_texts++] = kept;
+    buf = xstrdup(text);
     ld->file = "--set";
     ld->line = index;
-    ld->cfg->set_texts = xrealloc(ld->cfg->set_texts,
-                                  (ld->cfg->nset_texts + 1) * sizeof *ld->cfg->set_texts);
-    ld->set = ld->cfg->set_texts[ld->cfg->nset_texts++] = xstrdup(text);
+    ld->set = kept;
     eq = strchr(buf, '=');
     if (eq)
         *eq = '\0';
@@ -1335,6 +1340,13 @@ static char *dir_of(const char *path)
 struct cupace_config *cupace_config_load(const char *file, const char *const *sets, size_t nsets,
                                          struct cupace_err *err)
 {
+    return cupace_config_load_sets(file, sets, nsets, err, NULL);
+}
+
+struct cupace_config *cupace_config_load_sets(const char *file, const char *const *sets,
+                                              size_t nsets, struct cupace_err *err,
+                                              size_t *bad_set)
+{
     struct cupace_config *volatile cfg = calloc(1, sizeof *cfg);   /* read after a longjmp */
     jmp_buf *outer = oom_jump, here;
     struct loader ld;
@@ -1359,9 +1371,14 @@ struct cupace_config *cupace_config_load(const char *file, const char *const *se
     ld.file = cfg->path;
     if (file && read_file(&ld, cfg->path) < 0)
         goto fail;
+    if (bad_set)
+        *bad_set = 0;
     for (size_t i = 0; i < nsets; i++)
-        if (apply_override(&ld, sets[i], (unsigned)i + 1) < 0)
+        if (apply_override(&ld, sets[i], (unsigned)i + 1) < 0) {
+            if (bad_set)
+                *bad_set = i + 1;
             goto fail;
+        }
     if (validate(&ld) < 0)
         goto fail;
     cfg->key_at = xrealloc(NULL, sizeof ld.seen);

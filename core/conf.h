@@ -212,6 +212,13 @@ struct cupace_override {
  * to free with cupace_config_free(), or NULL with the message in err. */
 struct cupace_config *cupace_config_load(const char *file, const char *const *sets, size_t nsets,
                                          struct cupace_err *err);
+
+/* cupace_config_load, saying in *bad_set which override (1 for the first)
+ * was refused on its own, an unknown key or a malformed value; 0 where
+ * the load failed elsewhere: the file, or keys that disagree. */
+struct cupace_config *cupace_config_load_sets(const char *file, const char *const *sets,
+                                              size_t nsets, struct cupace_err *err,
+                                              size_t *bad_set);
 void cupace_config_free(struct cupace_config *cfg);
 
 /* The section of LABEL, or NULL: a label without a section is the plugin of

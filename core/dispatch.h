@@ -11,8 +11,9 @@
  *   - the stall rule: the run is stalled when the controller holds
  *     (CUPACE_PACE_HOLD) with partitions pending, nothing in flight and no
  *     arrival to come, since no event will ever call it again;
- *   - the sampler of the time series: at most one sample per step of the
- *     engine's clock, taken after the event that crosses the step.
+ *   - the sampler of the time series: at most one instant per step of the
+ *     engine's clock, the first whose event crosses the step, sampled as
+ *     it stands after the last event of that instant.
  * It has no clock, no threads and no lock of its own: the driver calls it
  * with `now` and, in real time, with the engine's lock held.
  */
@@ -59,7 +60,8 @@ enum cupace_gate cupace_dispatcher_gate(struct cupace_dispatcher *d, uint64_t no
  * returns the partition. */
 uint32_t cupace_dispatcher_dispatch(struct cupace_dispatcher *d, uint64_t now);
 
-/* After every event: samples the series when its step has come. */
+/* After every event: samples the series when its step has come, and again
+ * at each later event of the instant it sampled (the sample is replaced). */
 void cupace_dispatcher_observe(struct cupace_dispatcher *d, uint64_t now);
 
 /* The stall rule (see above), as of the last question to the controller. */

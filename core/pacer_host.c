@@ -443,7 +443,8 @@ static void err_at(struct cupace_err *err, struct cupace_config *cfg, const char
             cupace_err_at(err, &sec->at, section, NULL);
         return;
     }
-    if (cfg->pacer_name && strcmp(cfg->pacer_name, label) == 0) {
+    if (cfg->pacer_name && strcmp(cfg->pacer_name, label) == 0 &&
+        cupace_config_origin(cfg, "pacer", "name")) {
         cupace_err_at(err, cupace_config_origin(cfg, "pacer", "name"), "pacer", "name");
         return;
     }

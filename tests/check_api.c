@@ -450,6 +450,41 @@ START_TEST(bad_settings_and_stages_are_refused)
 }
 END_TEST
 
+/* Keys that disagree are left for start, whatever the order they come in:
+ * a partition larger than the budget, then a budget that holds it, is a
+ * config start takes; left disagreeing, start refuses it, naming the key.
+ * (Told apart by the text of the message, a cross-check on a key set
+ * earlier was refused at once once messages named --set by its text.) */
+START_TEST(settings_that_disagree_wait_for_start)
+{
+    struct cupace_error *err = NULL;
+    struct cupace_engine *e = cupace_engine_new(NULL, &err);
+
+    ck_assert_int_eq(cupace_engine_set(e, "pacer.path", tu_plugins_dir(), &err), 0);
+    ck_assert_int_eq(cupace_engine_set(e, "pacer.name", "fixed", &err), 0);
+    ck_assert_msg(cupace_engine_set(e, "workload.partition_memory", "2TiB", &err) == 0, "%s",
+                  cupace_error_message(err));
+    ck_assert_msg(cupace_engine_set(e, "engine.memory_budget", "4TiB", &err) == 0, "%s",
+                  cupace_error_message(err));
+    ck_assert_int_eq(cupace_engine_set_stages(e, &test_stages, &err), 0);
+    ck_assert_msg(cupace_engine_start(e, &err) == 0, "%s", cupace_error_message(err));
+    cupace_engine_stop(e, CUPACE_STOP_DRAIN);
+    ck_assert_int_eq(cupace_engine_join(e, &err), 0);
+    ck_assert_int_eq(cupace_engine_free(e), 0);
+
+    e = cupace_engine_new(NULL, &err);
+    ck_assert_int_eq(cupace_engine_set(e, "pacer.path", tu_plugins_dir(), &err), 0);
+    ck_assert_int_eq(cupace_engine_set(e, "pacer.name", "fixed", &err), 0);
+    ck_assert_int_eq(cupace_engine_set(e, "workload.partition_memory", "2TiB", &err), 0);
+    ck_assert_int_eq(cupace_engine_set_stages(e, &test_stages, &err), 0);
+    ck_assert_int_eq(cupace_engine_start(e, &err), -1);
+    ck_assert_msg(strstr(cupace_error_message(err), "partition_memory"), "%s",
+                  cupace_error_message(err));
+    ck_assert_int_eq(cupace_engine_free(e), 0);
+    cupace_error_free(err);
+}
+END_TEST
+
 START_TEST(a_job_the_budget_cannot_hold_is_refused)
 {
     struct cupace_engine *e = engine(NULL);
@@ -543,6 +578,7 @@ int main(void)
     tcase_add_test(tc, a_job_the_budget_cannot_hold_is_refused);
     tcase_add_test(tc, credit_follows_the_room_at_the_jobs_size);
     tcase_add_test(tc, bad_settings_and_stages_are_refused);
+    tcase_add_test(tc, settings_that_disagree_wait_for_start);
     tcase_add_test(tc, a_blocked_op_is_caught_by_the_watchdog);     /* last: it leaves a thread */
     suite_add_tcase(s, tc);
     return tu_run(s);
