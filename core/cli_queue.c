@@ -112,6 +112,25 @@ static int status(const struct cupace_cli *cli, const struct cupace_config *cfg,
     return CUPACE_QUEUE_OK;
 }
 
+const char *cupace_cli_queue_error(const struct cupace_config *cfg, const char *msg, int retries,
+                                   char *buf, size_t len)
+{
+    const char *retry = strstr(msg, " (next attempt in ");
+    int cut = retries || !retry ? (int)strlen(msg) : (int)(retry - msg);
+    int missing = strstr(msg, "does not exist") != NULL;
+    const struct cupace_origin *at = cupace_config_origin(cfg, "queue", missing ? "table" : "url");
+    char origin[4200], where[4300] = "";
+
+    if (at)
+        snprintf(where, sizeof where, "%s: [queue] %s: ",
+                 cupace_origin_format(at, origin, sizeof origin), missing ? "table" : "url");
+    else if (!missing && !cfg->queue.url[0])
+        snprintf(where, sizeof where, "%s: [queue] url is not set, so libpq's defaults (the local "
+                 "server's socket, a database named after the user) are tried: ", cfg->path);
+    snprintf(buf, len, "%s%.*s", where, cut, msg);
+    return buf;
+}
+
 int cupace_cli_queue(struct cupace_cli *cli)
 {
     struct cupace_config *cfg;
@@ -154,10 +173,13 @@ int cupace_cli_queue(struct cupace_cli *cli)
         rc = status(cli, cfg, q, &err);
     }
     cupace_queue_close(q);
-    cupace_config_free(cfg);
     if (rc != CUPACE_QUEUE_OK) {
-        fprintf(stderr, "cupace: %s\n", err.msg);
+        char msg[sizeof err.msg + 4400];    /* and where the config set [queue] */
+
+        fprintf(stderr, "cupace: %s\n", cupace_cli_queue_error(cfg, err.msg, 0, msg, sizeof msg));
+        cupace_config_free(cfg);
         return CUPACE_EXIT_FAILED;
     }
+    cupace_config_free(cfg);
     return CUPACE_EXIT_OK;
 }

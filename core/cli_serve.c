@@ -174,6 +174,47 @@ static uint64_t watchdog_ns(void)
 
 /* ---- the daemon ----------------------------------------------------------------- */
 
+/* A database error as said: its message and where the config set the url */
+#define DB_SAID_MAX (sizeof ((struct cupace_err *)0)->msg + 4400)
+
+/* What the operator was last told of the database. */
+struct db_said {
+    uint64_t errors;                /* db_errors when last looked at */
+    int down;                       /* an error was said and no recovery since */
+    char msg[DB_SAID_MAX];          /* the last error said, without its retry time */
+};
+
+/* Says, once a tick, what changed: a database error not said before (the
+ * loop retries on its own, so each kind is said once, not once a retry),
+ * and its recovery.  Without it a node that could not reach its queue, or
+ * found no table there, ran on in silence: only db_errors_total rose. */
+static void say_database(struct cupace_serve *s, const struct cupace_config *cfg, struct db_said *said,
+                         int quiet)
+{
+    struct cupace_serve_stats st;
+
+    cupace_serve_stats(s, &st);
+    if (st.db_errors > said->errors) {
+        struct cupace_err e;
+        char msg[DB_SAID_MAX];
+        const char *retry;
+
+        cupace_serve_last_error(s, &e);
+        cupace_cli_queue_error(cfg, e.msg, 0, msg, sizeof msg);
+        if (!said->down || strcmp(msg, said->msg) != 0) {
+            retry = strstr(e.msg, " (next attempt in ");
+            fprintf(stderr, "cupace serve: %s%s\n", msg, retry ? " (retrying)" : "");
+            snprintf(said->msg, sizeof said->msg, "%s", msg);
+        }
+        said->down = 1;
+    } else if (said->down && st.connected) {
+        if (!quiet)
+            fprintf(stderr, "cupace serve: the database answers again\n");
+        said->down = 0;
+    }
+    said->errors = st.db_errors;
+}
+
 static void *loop_thread(void *arg)
 {
     struct node *n = arg;
@@ -198,6 +239,7 @@ int cupace_cli_serve(struct cupace_cli *cli)
     struct timespec tick;
     uint64_t wd, tick_ns;
     int engine_gone = 0;
+    struct db_said said = { 0 };
     pthread_t loop;
     sigset_t set;
     int signals = 0, rc = CUPACE_EXIT_OK, sig;
@@ -268,6 +310,7 @@ int cupace_cli_serve(struct cupace_cli *cli)
             struct cupace_metrics m = { .size = sizeof m };
             if (errno != EAGAIN)
                 continue;
+            say_database(n.serve, cfg, &said, cli->quiet);
             cupace_engine_metrics(n.engine, &m);
             if (m.running) {
                 if (wd)
