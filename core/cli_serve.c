@@ -74,14 +74,16 @@ static void node_job_done(void *data, const struct cupace_job_outcome *o)
     free(j);
 }
 
-static int node_start(void *ctx, const struct cupace_queue_job *job)
+static int node_start(void *ctx, const struct cupace_queue_job *job, char *why, size_t whylen)
 {
     struct node *n = ctx;
     size_t len = job->payload ? strlen(job->payload) : 0;
     struct node_job *j = malloc(sizeof *j + len + 1);
+    struct cupace_error *eerr = NULL;
     struct cupace_job_spec spec;
 
     if (!j || job->partitions <= 0) {
+        snprintf(why, whylen, "%s", j ? "the job has no partitions" : "out of memory");
         free(j);
         return -1;
     }
@@ -91,9 +93,14 @@ static int node_start(void *ctx, const struct cupace_queue_job *job)
     spec = (struct cupace_job_spec){ .size = sizeof spec, .partitions = (uint32_t)job->partitions,
                                      .partition_bytes = job->partition_bytes,
                                      .data = j->payload, .done = node_job_done };
-    if (cupace_engine_submit(n->engine, &spec, NULL, NULL) < 0) {
+    if (cupace_engine_submit(n->engine, &spec, NULL, &eerr) < 0) {
+        /* failed back at once by the loop, with the engine's reason: said
+         * here too, since a refusal is the node's, not the job's */
+        snprintf(why, whylen, "%s", cupace_error_message(eerr));
+        fprintf(stderr, "cupace serve: job %" PRId64 " refused: %s\n", job->id, why);
+        cupace_error_free(eerr);
         free(j);
-        return -1;                  /* failed back at once by the loop */
+        return -1;
     }
     /* j is the engine's now: node_job_done frees it, from its payload */
     // cppcheck-suppress memleak

@@ -8,6 +8,7 @@
 #include "pipeline.h"
 #include "checked.h"
 #include "grow.h"
+#include "units.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -144,10 +145,15 @@ int64_t cupace_pipeline_add_job(struct cupace_pipeline *pl, uint64_t now, uint32
 
     if (count == 0)
         return cupace_err_set(err, "a job of no partitions");
-    if (part_mem > pl->mem_budget)
-        return cupace_err_set(err, "%llu bytes per partition: more than the memory budget "
-                              "(%llu bytes) could ever hold", (unsigned long long)part_mem,
-                              (unsigned long long)pl->mem_budget);
+    if (part_mem > pl->mem_budget) {
+        char part[32], budget[32];
+
+        cupace_format_size(part_mem, part, sizeof part);
+        cupace_format_size(pl->mem_budget, budget, sizeof budget);
+        return cupace_err_set(err, "%s (%llu bytes) per partition: more than the memory budget, "
+                              "%s (%llu bytes), could ever hold", part, (unsigned long long)part_mem,
+                              budget, (unsigned long long)pl->mem_budget);
+    }
     if (release > part_mem)
         return cupace_err_set(err, "%llu bytes released at the kernel of a %llu-byte partition",
                               (unsigned long long)release, (unsigned long long)part_mem);

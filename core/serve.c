@@ -286,10 +286,14 @@ static size_t claim_round(struct cupace_serve *s)
     if (s->st.held_partitions > s->st.max_held_partitions)
         s->st.max_held_partitions = s->st.held_partitions;
     pthread_mutex_unlock(&s->lock);
-    for (size_t i = 0; i < b.n; i++)
-        if (s->eng.start(s->eng.ctx, &b.jobs[i]) < 0)
+    for (size_t i = 0; i < b.n; i++) {
+        char why[1024] = "";
+
+        if (s->eng.start(s->eng.ctx, &b.jobs[i], why, sizeof why) < 0)
             cupace_serve_finished(s, b.jobs[i].id, b.jobs[i].attempts,
-                                  (uint32_t)b.jobs[i].partitions, 0, "the engine refused the job");
+                                  (uint32_t)b.jobs[i].partitions, 0,
+                                  why[0] ? why : "the engine refused the job");
+    }
     cupace_queue_batch_free(&b);
     return b.n;
 }

@@ -39,10 +39,10 @@ struct cupace_serve_engine {
      * a first job larger than a credit above 0 is still taken.  Loop thread. */
     uint64_t (*credit)(void *ctx, int *idle);
     /* Required.  Takes a claimed job (the payload is only valid during the
-     * call): 0, or -1 if it cannot, and the job is failed back at once.
-     * The engine later reports the job's end with cupace_serve_finished.
-     * Loop thread. */
-    int (*start)(void *ctx, const struct cupace_queue_job *job);
+     * call): 0, or -1 if it cannot, with why in WHY (LEN bytes), and the
+     * job is failed back at once with that reason.  The engine later
+     * reports the job's end with cupace_serve_finished.  Loop thread. */
+    int (*start)(void *ctx, const struct cupace_queue_job *job, char *why, size_t len);
 };
 
 enum cupace_serve_stop { CUPACE_SERVE_DRAIN, CUPACE_SERVE_CANCEL };

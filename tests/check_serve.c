@@ -128,10 +128,11 @@ static uint64_t fake_credit(void *ctx, int *idle)
     return c;
 }
 
-static int fake_start(void *ctx, const struct cupace_queue_job *job)
+static int fake_start(void *ctx, const struct cupace_queue_job *job, char *why, size_t len)
 {
     struct fake *f = ctx;
 
+    (void)why, (void)len;
     pthread_mutex_lock(&f->m);
     ck_assert(f->nwaiting < 256);
     f->waiting[f->nwaiting] = *job;
