@@ -144,7 +144,7 @@ static struct cupace_config *load(const struct cupace_engine *e, const char *ext
         sets[n] = e->sets[n];
     if (extra)
         sets[n++] = extra;
-    cfg = cupace_config_load_sets(e->path, sets, n, err, bad_set);
+    cfg = cupace_config_load_sets(e->path, sets, n, "cupace_engine_set", err, bad_set);
     free(sets);
     return cfg;
 }

@@ -254,8 +254,11 @@ int cupace_cli_serve(struct cupace_cli *cli)
     if (cli->nargs != 1)
         return cupace_cli_usage_error("serve takes one CONFIG");
     cfg = cupace_config_load(cli->args[0], cli->sets, cli->nsets, &err);
-    if (!cfg) {
+    if (!cfg || cupace_cli_check_pacers(cfg, (const char *const *)&cfg->pacer_name, 1, &err) < 0) {
+        /* the controller checked here too, so that what the operator typed
+         * is named as typed (the engine hears it through cupace_engine_set) */
         fprintf(stderr, "cupace serve: %s\n", err.msg);
+        cupace_config_free(cfg);
         return CUPACE_EXIT_USAGE;
     }
     n.horizon_ns = cfg->queue.poll_ns;
@@ -284,6 +287,7 @@ int cupace_cli_serve(struct cupace_cli *cli)
     n.serve = cupace_serve_create(&cfg->queue, NULL, &eng, &err);
     if (n.serve && cfg->serve_metrics &&
         !(http = cupace_metrics_http_start(cfg->serve_metrics, render_metrics, &n, &err))) {
+        cupace_err_at(&err, cupace_config_origin(cfg, "serve", "metrics"), "serve", "metrics");
         cupace_serve_destroy(n.serve);
         n.serve = NULL;
     }

@@ -140,7 +140,7 @@ static struct cupace_origin reading_at(const struct loader *ld)
 const char *cupace_origin_format(const struct cupace_origin *at, char *buf, size_t len)
 {
     if (at->set)
-        snprintf(buf, len, "--set '%s'", at->set);
+        snprintf(buf, len, "%s '%s'", at->file ? at->file : "--set", at->set);
     else if (at->line)
         snprintf(buf, len, "%s:%u", at->file ? at->file : "?", at->line);
     else
@@ -251,7 +251,7 @@ static int fail(struct loader *ld, const char *section, const char *key, const c
  * by --set, or over one, is not. */
 static int set_twice(const struct loader *ld, const struct cupace_origin *first)
 {
-    return first->file && strcmp(ld->file, "--set") != 0 && strcmp(first->file, "--set") != 0;
+    return first->file && !ld->set && !first->set;
 }
 
 /* ---- special keys ------------------------------------------------------ */
@@ -770,8 +770,14 @@ static int set_key(struct loader *ld, const char *section, const char *key, cons
         return fail(ld, section, NULL, "unknown section (known: engine, pacer, pacer.LABEL, "
                     "stages.NAME, workload, ab, queue, serve, cuda)");
     idx = find_key(section, key);
-    if (idx < 0)
+    if (idx < 0) {
+        /* a key of another section, put in the wrong one: say which */
+        for (size_t i = 0; i < NKEYS; i++)
+            if (strcmp(keys[i].key, key) == 0)
+                return fail(ld, section, key, "unknown key here: it is a key of [%s]",
+                            keys[i].section);
         return fail(ld, section, key, "unknown key");
+    }
     if (set_twice(ld, &ld->seen[idx]))
         return fail(ld, section, key, "set twice (first on line %u)", ld->seen[idx].line);
     ld->seen[idx] = reading_at(ld);
@@ -1096,7 +1102,7 @@ static void set_defaults(struct cupace_config *cfg)
     cfg->cuda.verify = 1;
 }
 
-static int apply_override(struct loader *ld, const char *text, unsigned index)
+static int apply_override(struct loader *ld, const char *text, unsigned index, const char *how)
 {
     struct cupace_config *cfg = ld->cfg;
     char *kept, *buf, *eq, *dot;
@@ -1108,7 +1114,7 @@ static int apply_override(struct loader *ld, const char *text, unsigned index)
     kept = xstrdup(text);
     cfg->set_texts[cfg->nset_texts++] = kept;
     buf = xstrdup(text);
-    ld->file = "--set";
+    ld->file = how;
     ld->line = index;
     ld->set = kept;
     eq = strchr(buf, '=');
@@ -1116,7 +1122,7 @@ static int apply_override(struct loader *ld, const char *text, unsigned index)
         *eq = '\0';
     dot = eq ? strrchr(buf, '.') : NULL;
     if (!dot || dot == buf || !dot[1]) {
-        cupace_err_set(ld->err, "--set '%s': expected SECTION.KEY=VALUE", text);
+        cupace_err_set(ld->err, "%s '%s': expected SECTION.KEY=VALUE", how, text);
     } else {
         *dot = '\0';
         rc = set_key(ld, buf, dot + 1, eq + 1);
@@ -1340,12 +1346,12 @@ static char *dir_of(const char *path)
 struct cupace_config *cupace_config_load(const char *file, const char *const *sets, size_t nsets,
                                          struct cupace_err *err)
 {
-    return cupace_config_load_sets(file, sets, nsets, err, NULL);
+    return cupace_config_load_sets(file, sets, nsets, "--set", err, NULL);
 }
 
 struct cupace_config *cupace_config_load_sets(const char *file, const char *const *sets,
-                                              size_t nsets, struct cupace_err *err,
-                                              size_t *bad_set)
+                                              size_t nsets, const char *how,
+                                              struct cupace_err *err, size_t *bad_set)
 {
     struct cupace_config *volatile cfg = calloc(1, sizeof *cfg);   /* read after a longjmp */
     jmp_buf *outer = oom_jump, here;
@@ -1374,7 +1380,7 @@ struct cupace_config *cupace_config_load_sets(const char *file, const char *cons
     if (bad_set)
         *bad_set = 0;
     for (size_t i = 0; i < nsets; i++)
-        if (apply_override(&ld, sets[i], (unsigned)i + 1) < 0) {
+        if (apply_override(&ld, sets[i], (unsigned)i + 1, how) < 0) {
             if (bad_set)
                 *bad_set = i + 1;
             goto fail;

@@ -39,8 +39,9 @@ enum cupace_arrival { CUPACE_ARRIVAL_BACKLOG, CUPACE_ARRIVAL_POISSON, CUPACE_ARR
 enum cupace_dist { CUPACE_DIST_FIXED, CUPACE_DIST_LOGNORMAL, CUPACE_DIST_GAMMA,
                    CUPACE_DIST_EXPONENTIAL };
 
-/* Where a value came from: the config file or "--set" (line = its index,
- * set = its text, owned by the config). */
+/* Where a value came from: the config file, or an override (file = how it
+ * was given, "--set" or "cupace_engine_set"; line = its index; set = its
+ * text, owned by the config). */
 struct cupace_origin {
     const char *file;
     unsigned line;
@@ -213,12 +214,14 @@ struct cupace_override {
 struct cupace_config *cupace_config_load(const char *file, const char *const *sets, size_t nsets,
                                          struct cupace_err *err);
 
-/* cupace_config_load, saying in *bad_set which override (1 for the first)
- * was refused on its own, an unknown key or a malformed value; 0 where
- * the load failed elsewhere: the file, or keys that disagree. */
+/* cupace_config_load, with HOW naming where the overrides came from in
+ * messages ("--set", "cupace_engine_set"), saying in *bad_set which
+ * override (1 for the first) was refused on its own, an unknown key or a
+ * malformed value; 0 where the load failed elsewhere: the file, or keys
+ * that disagree. */
 struct cupace_config *cupace_config_load_sets(const char *file, const char *const *sets,
-                                              size_t nsets, struct cupace_err *err,
-                                              size_t *bad_set);
+                                              size_t nsets, const char *how,
+                                              struct cupace_err *err, size_t *bad_set);
 void cupace_config_free(struct cupace_config *cfg);
 
 /* The section of LABEL, or NULL: a label without a section is the plugin of

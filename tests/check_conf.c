@@ -104,6 +104,9 @@ END_TEST
 START_TEST(unknown_key_names_key_and_line)
 {
     expect_error("[engine]\ndevices = 1\nworkers = 2\n", "test.ini:3:", "workers", "unknown key");
+    /* a key of another section says which */
+    expect_error("[engine]\ntime_scale = 0.1\n", "test.ini:2:", "[engine] time_scale",
+                 "it is a key of [workload]");
 }
 END_TEST
 
