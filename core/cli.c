@@ -60,7 +60,7 @@ static const struct {
       "(default: partition_memory), with --priority (higher first) and --payload;\n"
       "status prints the jobs by state (--json FILE for JSON).  Exit 1 if the\n"
       "database cannot be reached or refuses.\n" },
-    { "serve", "cupace serve CONFIG [--set S.K=V]...",
+    { "serve", "cupace serve CONFIG [--set S.K=V]... [-q]",
       "The per-node daemon: runs the engine in real time with the configured stages\n"
       "and controller, and claims jobs from the queue of [queue] only as far as the\n"
       "controller grants credit.  SIGTERM or SIGINT drains (nothing more claimed, what\n"

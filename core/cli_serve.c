@@ -339,11 +339,19 @@ int cupace_cli_serve(struct cupace_cli *cli)
         if (sig == SIGUSR2)
             break;                  /* the loop returned: drained, cancelled or failed */
         if (sig == SIGHUP) {
-            if (cupace_engine_reload(n.engine, &eerr) < 0)
+            if (cupace_engine_reload(n.engine, &eerr) < 0) {
                 fprintf(stderr, "cupace serve: SIGHUP: %s: the controller is left as it was\n",
                         cupace_error_message(eerr));
-            else if (!cli->quiet)
-                fprintf(stderr, "cupace serve: SIGHUP: the controller is swapped\n");
+            } else if (!cli->quiet) {
+                /* only the controller is swapped; say which, and that the
+                 * rest waits (the budget, the queue: a restart reads them) */
+                struct cupace_config *now = cupace_config_load(cli->args[0], cli->sets,
+                                                               cli->nsets, &err);
+
+                fprintf(stderr, "cupace serve: SIGHUP: the controller is swapped: now '%s'; the "
+                        "other keys are read at a restart\n", now ? now->pacer_name : "?");
+                cupace_config_free(now);
+            }
             notify_systemd("READY=1");
             continue;
         }

@@ -124,9 +124,15 @@ void cupace_report_table(FILE *fp, const struct cupace_result *r, size_t n, int 
     for (size_t i = 0; i < n; i++)
         fprintf(fp, " %17s", r[i].invariants_ok ? "ok " : "BROKEN ");
     fputc('\n', fp);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         if (r[i].stalled)
             fprintf(fp, "note: %s\n", r[i].stall_reason);
+        /* the JSON says "interrupted": the table must not read as a whole run */
+        if (r[i].interrupted)
+            fprintf(fp, "note: %s was interrupted: %llu of %llu partitions never dispatched\n",
+                    r[i].label, (unsigned long long)r[i].never_dispatched,
+                    (unsigned long long)r[i].partitions);
+    }
     if (n > 1)
         fprintf(fp, "* best of the row (memory bound: the Little's-law floor at that throughput)\n");
 }
