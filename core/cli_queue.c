@@ -117,14 +117,17 @@ const char *cupace_cli_queue_error(const struct cupace_config *cfg, const char *
 {
     const char *retry = strstr(msg, " (next attempt in ");
     int cut = retries || !retry ? (int)strlen(msg) : (int)(retry - msg);
-    int missing = strstr(msg, "does not exist") != NULL;
+    /* queue.c's own mark of a table nobody made; libpq's "database ... does
+     * not exist" and "role ... does not exist" are the url's */
+    int missing = strstr(msg, "(run `cupace queue init`)") != NULL;
     const struct cupace_origin *at = cupace_config_origin(cfg, "queue", missing ? "table" : "url");
+    int database = strncmp(msg, "queue ", 6) == 0;   /* not --json's, say */
     char origin[4200], where[4300] = "";
 
-    if (at)
+    if (database && at)
         snprintf(where, sizeof where, "%s: [queue] %s: ",
                  cupace_origin_format(at, origin, sizeof origin), missing ? "table" : "url");
-    else if (!missing && !cfg->queue.url[0])
+    else if (database && !missing && !cfg->queue.url[0])
         snprintf(where, sizeof where, "%s: [queue] url is not set, so libpq's defaults (the local "
                  "server's socket, a database named after the user) are tried: ", cfg->path);
     snprintf(buf, len, "%s%.*s", where, cut, msg);

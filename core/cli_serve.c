@@ -183,18 +183,32 @@ static uint64_t watchdog_ns(void)
 
 /* A database error as said: its message and where the config set the url */
 #define DB_SAID_MAX (sizeof ((struct cupace_err *)0)->msg + 4400)
+#define DB_SAID_KINDS 16
 
-/* What the operator was last told of the database. */
+/* What the operator was told of the database since it last answered: the
+ * kinds of error said (hashes of their messages), so that each is said
+ * once however the failing statements interleave. */
 struct db_said {
     uint64_t errors;                /* db_errors when last looked at */
-    int down;                       /* an error was said and no recovery since */
-    char msg[DB_SAID_MAX];          /* the last error said, without its retry time */
+    int down;                       /* an error was said and no answer since */
+    uint64_t kind[DB_SAID_KINDS];
+    unsigned nkinds;
 };
 
-/* Says, once a tick, what changed: a database error not said before (the
- * loop retries on its own, so each kind is said once, not once a retry),
- * and its recovery.  Without it a node that could not reach its queue, or
- * found no table there, ran on in silence: only db_errors_total rose. */
+static uint64_t fnv1a(const char *s)
+{
+    uint64_t h = 14695981039346656037ULL;
+
+    while (*s)
+        h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+    return h;
+}
+
+/* Says, once a tick, what changed: a kind of database error not said since
+ * the database last answered (the loop retries on its own, so each is said
+ * once, not once a retry), and that it answers again: a claim, heartbeat or
+ * result went through.  Without it a node that could not reach its queue,
+ * or found no table there, ran on in silence: only db_errors_total rose. */
 static void say_database(struct cupace_serve *s, const struct cupace_config *cfg, struct db_said *said,
                          int quiet)
 {
@@ -204,22 +218,29 @@ static void say_database(struct cupace_serve *s, const struct cupace_config *cfg
     if (st.db_errors > said->errors) {
         struct cupace_err e;
         char msg[DB_SAID_MAX];
-        const char *retry;
+        uint64_t h;
+        unsigned i = 0;
 
         cupace_serve_last_error(s, &e);
         cupace_cli_queue_error(cfg, e.msg, 0, msg, sizeof msg);
-        if (!said->down || strcmp(msg, said->msg) != 0) {
-            retry = strstr(e.msg, " (next attempt in ");
-            fprintf(stderr, "cupace serve: %s%s\n", msg, retry ? " (retrying)" : "");
-            snprintf(said->msg, sizeof said->msg, "%s", msg);
+        h = fnv1a(msg);
+        while (i < said->nkinds && said->kind[i] != h)
+            i++;
+        if (i == said->nkinds) {
+            fprintf(stderr, "cupace serve: %s%s\n", msg,
+                    strstr(e.msg, " (next attempt in ") ? " (retrying)" : "");
+            if (said->nkinds < DB_SAID_KINDS)
+                said->kind[said->nkinds++] = h;
         }
         said->down = 1;
-    } else if (said->down && st.connected) {
+    }
+    said->errors = st.db_errors;
+    if (said->down && st.answering) {
         if (!quiet)
             fprintf(stderr, "cupace serve: the database answers again\n");
         said->down = 0;
+        said->nkinds = 0;
     }
-    said->errors = st.db_errors;
 }
 
 static void *loop_thread(void *arg)

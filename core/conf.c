@@ -126,7 +126,7 @@ struct loader {
     struct cupace_err *err;
     const char *file;               /* the origin of what is being read */
     unsigned line;
-    const char *set;                /* the --set text being applied, or NULL */
+    const char *set;                /* the override being applied (--set, cupace_engine_set), or NULL */
     int failed;
     struct cupace_origin seen[NKEYS];
 };
@@ -247,8 +247,8 @@ static int fail(struct loader *ld, const char *section, const char *key, const c
 }
 
 /* A key written twice in the file is an error wherever it is: one of the
- * two would be silently ignored.  --set exists to override, so a value set
- * by --set, or over one, is not. */
+ * two would be silently ignored.  Overrides (--set, cupace_engine_set)
+ * exist to override, so a value set by one, or over one, is not. */
 static int set_twice(const struct loader *ld, const struct cupace_origin *first)
 {
     return first->file && !ld->set && !first->set;

@@ -49,7 +49,8 @@ struct cupace_origin {
 };
 
 /* Writes where a value came from, as messages begin: "FILE:LINE" ("FILE"
- * where no line is known), or "--set 'TEXT'"; returns buf. */
+ * where no line is known), or "HOW 'TEXT'" for an override ("--set
+ * 'engine.seed=2'", "cupace_engine_set '...'"); returns buf. */
 const char *cupace_origin_format(const struct cupace_origin *at, char *buf, size_t len);
 
 /* Prefixes err's message with where the configuration asked for what
@@ -215,7 +216,8 @@ struct cupace_config *cupace_config_load(const char *file, const char *const *se
                                          struct cupace_err *err);
 
 /* cupace_config_load, with HOW naming where the overrides came from in
- * messages ("--set", "cupace_engine_set"), saying in *bad_set which
+ * messages ("--set", "cupace_engine_set": a string that outlives the
+ * config, which its origins point to), saying in *bad_set which
  * override (1 for the first) was refused on its own, an unknown key or a
  * malformed value; 0 where the load failed elsewhere: the file, or keys
  * that disagree. */

@@ -209,7 +209,16 @@ static void db_error(struct cupace_serve *s, const struct cupace_err *err)
 {
     pthread_mutex_lock(&s->lock);
     s->st.db_errors++;
+    s->st.answering = 0;
     s->last = *err;
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* A queue statement went through: the database answers. */
+static void db_answered(struct cupace_serve *s)
+{
+    pthread_mutex_lock(&s->lock);
+    s->st.answering = 1;
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -238,6 +247,7 @@ static int write_outbox(struct cupace_serve *s)
             return -1;
         }
         pthread_mutex_lock(&s->lock);
+        s->st.answering = 1;
         if (rc == CUPACE_QUEUE_LEASE_LOST)
             s->st.leases_lost++;
         else if (rc == CUPACE_QUEUE_RETRY)
@@ -276,6 +286,7 @@ static size_t claim_round(struct cupace_serve *s)
         return 0;
     }
     pthread_mutex_lock(&s->lock);
+    s->st.answering = 1;
     s->st.claim_rounds += b.n > 0;
     s->st.jobs_claimed += b.n;
     for (size_t i = 0; i < b.n; i++) {
@@ -331,8 +342,12 @@ int cupace_serve_run(struct cupace_serve *s, struct cupace_err *err)
         now = now_ns();
         if (now >= next_beat) {
             /* outcomes not yet written still need their leases */
-            if ((held > 0 || nout > 0) && cupace_queue_heartbeat(s->q, NULL, &e) != CUPACE_QUEUE_OK)
-                db_error(s, &e);
+            if (held > 0 || nout > 0) {
+                if (cupace_queue_heartbeat(s->q, NULL, &e) != CUPACE_QUEUE_OK)
+                    db_error(s, &e);
+                else
+                    db_answered(s);
+            }
             next_beat = now + s->lease_ns / 3;
         }
         if (!stopping && claim_round(s) > 0)

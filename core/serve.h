@@ -63,6 +63,9 @@ struct cupace_serve_stats {
     uint64_t max_held_partitions;
     uint64_t outbox;                 /* outcomes waiting to be written, now */
     uint64_t connected;              /* 1 while the database connection is up */
+    uint64_t answering;              /* 1 once a claim, heartbeat or result went through since
+                                        the last failed call (a connection may be up while
+                                        every statement fails: a table nobody made) */
 };
 
 struct cupace_serve;
