@@ -151,6 +151,13 @@ int cupace_cli_queue(struct cupace_cli *cli)
         snprintf(msg, sizeof msg, "queue: unknown verb '%.40s' (init, submit, status)", verb);
         return cupace_cli_usage_error(msg);
     }
+    if (strcmp(verb, "submit") != 0 &&
+        (cli->count || cli->partitions || cli->bytes || cli->priority || cli->payload)) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "queue %s: --count, --partitions, --bytes, --priority and "
+                 "--payload are submit's", verb);
+        return cupace_cli_usage_error(msg);
+    }
     cfg = cupace_config_load(cli->args[1], cli->sets, cli->nsets, &err);
     if (!cfg) {
         fprintf(stderr, "cupace: %s\n", err.msg);
