@@ -38,9 +38,10 @@ struct cupace_cli {
 int cupace_cli_usage_error(const char *what);
 
 /* A database error (MSG, from queue.h) for the operator: prefixed with
- * where [queue] url or table was set, or with what an unset url means,
- * and, where the command gives up rather than retries (RETRIES 0), without
- * the "(next attempt in ...)" it carries.  Returns buf. */
+ * where [queue] url or table was set, or with what an unset url means, and
+ * with its "(next attempt in ...)" said as "(retrying)" where the command
+ * retries (RETRIES), and left out where it gives up.  The same error reads
+ * the same however long the next attempt waits.  Returns buf. */
 const char *cupace_cli_queue_error(const struct cupace_config *cfg, const char *msg, int retries,
                                    char *buf, size_t len);
 int cupace_cli_check_pacers(struct cupace_config *cfg, const char *const *labels, size_t n,

@@ -116,7 +116,7 @@ const char *cupace_cli_queue_error(const struct cupace_config *cfg, const char *
                                    char *buf, size_t len)
 {
     const char *retry = strstr(msg, " (next attempt in ");
-    int cut = retries || !retry ? (int)strlen(msg) : (int)(retry - msg);
+    int cut = retry ? (int)(retry - msg) : (int)strlen(msg);
     /* queue.c's own mark of a table nobody made; libpq's "database ... does
      * not exist" and "role ... does not exist" are the url's */
     int missing = strstr(msg, "(run `cupace queue init`)") != NULL;
@@ -130,7 +130,7 @@ const char *cupace_cli_queue_error(const struct cupace_config *cfg, const char *
     else if (database && !missing && !cfg->queue.url[0])
         snprintf(where, sizeof where, "%s: [queue] url is not set, so libpq's defaults (the local "
                  "server's socket, a database named after the user) are tried: ", cfg->path);
-    snprintf(buf, len, "%s%.*s", where, cut, msg);
+    snprintf(buf, len, "%s%.*s%s", where, cut, msg, retry && retries ? " (retrying)" : "");
     return buf;
 }
 

@@ -222,13 +222,12 @@ static void say_database(struct cupace_serve *s, const struct cupace_config *cfg
         unsigned i = 0;
 
         cupace_serve_last_error(s, &e);
-        cupace_cli_queue_error(cfg, e.msg, 0, msg, sizeof msg);
+        cupace_cli_queue_error(cfg, e.msg, 1, msg, sizeof msg);
         h = fnv1a(msg);
         while (i < said->nkinds && said->kind[i] != h)
             i++;
         if (i == said->nkinds) {
-            fprintf(stderr, "cupace serve: %s%s\n", msg,
-                    strstr(e.msg, " (next attempt in ") ? " (retrying)" : "");
+            fprintf(stderr, "cupace serve: %s\n", msg);
             if (said->nkinds < DB_SAID_KINDS)
                 said->kind[said->nkinds++] = h;
         }

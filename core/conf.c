@@ -229,18 +229,15 @@ static int fail(struct loader *ld, const char *section, const char *key, const c
 static int fail(struct loader *ld, const char *section, const char *key, const char *fmt, ...)
 {
     struct cupace_origin o = reading_at(ld);
-    char reason[4096], at[4200];
+    char reason[4096];
     va_list ap;
 
     va_start(ap, fmt);
     vsnprintf(reason, sizeof reason, fmt, ap);
     va_end(ap);
-    cupace_origin_format(&o, at, sizeof at);
     if (!ld->failed) {
-        if (key)
-            cupace_err_set(ld->err, "%s: [%s] %s: %s", at, section, key, reason);
-        else
-            cupace_err_set(ld->err, "%s: [%s]: %s", at, section, reason);
+        cupace_err_set(ld->err, "%s", reason);
+        cupace_err_at(ld->err, &o, section, key);
     }
     ld->failed = 1;
     return -1;
@@ -1148,14 +1145,15 @@ static int cross_fail(struct loader *ld, const char *section, const char *key, c
 static int cross_fail(struct loader *ld, const char *section, const char *key, const char *fmt, ...)
 {
     struct cupace_origin o = where(ld, section, key);
-    char reason[4096], at[4200];
+    char reason[4096];
     va_list ap;
 
     va_start(ap, fmt);
     vsnprintf(reason, sizeof reason, fmt, ap);
     va_end(ap);
-    return cupace_err_set(ld->err, "%s: [%s] %s: %s", cupace_origin_format(&o, at, sizeof at),
-                          section, key, reason);
+    cupace_err_set(ld->err, "%s", reason);
+    cupace_err_at(ld->err, &o, section, key);
+    return -1;
 }
 
 /* ---- the horizon ------------------------------------------------------- */

@@ -313,12 +313,10 @@ static struct cupace_kv *params_find(struct cupace_params_ctx *c, const char *ke
 
 static int params_bad(struct cupace_params_ctx *c, const struct cupace_kv *kv, const char *why)
 {
-    char at[4200];
-
-    if (!c->has_bad)
-        cupace_err_set(&c->bad, "%s: [%s] %s: expected %s, got '%s'",
-                       cupace_origin_format(&kv->at, at, sizeof at), c->name, kv->key, why,
-                       kv->value);
+    if (!c->has_bad) {
+        cupace_err_set(&c->bad, "expected %s, got '%s'", why, kv->value);
+        cupace_err_at(&c->bad, &kv->at, c->name, kv->key);
+    }
     c->has_bad = 1;
     return -1;
 }
@@ -399,12 +397,12 @@ int cupace_params_check(const struct cupace_params_ctx *pc, const char *who, str
     if (pc->section)
         for (size_t i = 0; i < pc->section->nkv; i++) {
             const struct cupace_kv *kv = &pc->section->kv[i];
-            char at[4200];
 
-            if (!kv->used)
-                return cupace_err_set(err, "%s: [%s] %s: unknown key: %s never asked for it",
-                                      cupace_origin_format(&kv->at, at, sizeof at), pc->name,
-                                      kv->key, who);
+            if (!kv->used) {
+                cupace_err_set(err, "unknown key: %s never asked for it", who);
+                cupace_err_at(err, &kv->at, pc->name, kv->key);
+                return -1;
+            }
         }
     return 0;
 }
@@ -433,6 +431,7 @@ static void err_at(struct cupace_err *err, struct cupace_config *cfg, const char
                    const struct cupace_origin *at, const char *key)
 {
     const struct cupace_pacer_section *sec = cupace_config_section(cfg, label);
+    const struct cupace_origin *name_at = cupace_config_origin(cfg, "pacer", "name");
     char section[160];
 
     if (sec) {
@@ -443,9 +442,8 @@ static void err_at(struct cupace_err *err, struct cupace_config *cfg, const char
             cupace_err_at(err, &sec->at, section, NULL);
         return;
     }
-    if (cfg->pacer_name && strcmp(cfg->pacer_name, label) == 0 &&
-        cupace_config_origin(cfg, "pacer", "name")) {
-        cupace_err_at(err, cupace_config_origin(cfg, "pacer", "name"), "pacer", "name");
+    if (name_at && cfg->pacer_name && strcmp(cfg->pacer_name, label) == 0) {
+        cupace_err_at(err, name_at, "pacer", "name");
         return;
     }
     for (size_t i = 0; i < cfg->nab; i++)
