@@ -79,17 +79,9 @@ END_TEST
 /* Runs cfg under LABEL with a sample at every event. */
 static void run_sampled(struct cupace_config *cfg, const char *label, struct cupace_result *res)
 {
-    struct cupace_pacer_path path;
-    struct cupace_pacer_instance inst;
     struct cupace_run_opts opts = { .record_series = 1 };
-    struct cupace_err err;
 
-    memset(res, 0, sizeof *res);
-    cupace_pacer_path_init(&path, cfg);
-    ck_assert_msg(cupace_pacer_instance_create(&inst, cfg, &path, label, &err) == 0, "%s", err.msg);
-    cupace_pacer_path_free(&path);
-    ck_assert_msg(cupace_simulate(cfg, &inst, &opts, res, &err) == 0, "%s", err.msg);
-    cupace_pacer_instance_destroy(&inst);
+    tu_run_cfg_opts(cfg, label, &opts, res);
 }
 
 static int above(double mean, double max)

@@ -427,17 +427,10 @@ START_TEST(the_series_shows_an_instant_after_its_last_event)
         "[engine]\nsynth_workers = 6\nmemory_budget = 1TiB\n[pacer.g]\nplugin = fixed\n"
         "interval = 0\n[workload]\njobs = 3\npartitions_per_job = 4\narrival = backlog\n"
         "partition_memory = 1GiB\nsynth_time = 30s\n");
-    struct cupace_pacer_path path;
-    struct cupace_pacer_instance inst;
     struct cupace_run_opts opts = { .record_series = 1, .series_step_ns = 1000000000ULL };
     struct cupace_result r;
-    struct cupace_err err;
 
-    memset(&r, 0, sizeof r);
-    cupace_pacer_path_init(&path, cfg);
-    ck_assert_msg(cupace_pacer_instance_create(&inst, cfg, &path, "g", &err) == 0, "%s", err.msg);
-    cupace_pacer_path_free(&path);
-    ck_assert_msg(cupace_simulate(cfg, &inst, &opts, &r, &err) == 0, "%s", err.msg);
+    tu_run_cfg_opts(cfg, "g", &opts, &r);
     ck_assert_uint_gt(r.nseries, 2);
     ck_assert_msg(r.series[0].t_s == 0 && r.series[0].in_synthesis == 6 &&
                   r.series[0].mem_reserved == 6ULL << 30,
@@ -446,7 +439,6 @@ START_TEST(the_series_shows_an_instant_after_its_last_event)
     for (size_t i = 1; i < r.nseries; i++)
         ck_assert_msg(r.series[i].t_s > r.series[i - 1].t_s, "samples %zu and %zu both at %.9f s",
                       i - 1, i, r.series[i].t_s);
-    cupace_pacer_instance_destroy(&inst);
     cupace_result_free(&r);
     cupace_config_free(cfg);
 }

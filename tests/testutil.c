@@ -95,9 +95,16 @@ void tu_run_cfg(struct cupace_config *cfg, const char *label, struct cupace_resu
 void tu_run_cfg_stop(struct cupace_config *cfg, const char *label, int *stop,
                      struct cupace_result *res)
 {
+    struct cupace_run_opts opts = { .series_step_ns = 1000000000ULL, .stop = stop };
+
+    tu_run_cfg_opts(cfg, label, &opts, res);
+}
+
+void tu_run_cfg_opts(struct cupace_config *cfg, const char *label,
+                     const struct cupace_run_opts *opts, struct cupace_result *res)
+{
     struct cupace_pacer_path path;
     struct cupace_pacer_instance inst;
-    struct cupace_run_opts opts = { .series_step_ns = 1000000000ULL, .stop = stop };
     struct cupace_err err;
     int rc;
 
@@ -106,9 +113,9 @@ void tu_run_cfg_stop(struct cupace_config *cfg, const char *label, int *stop,
     ck_assert_msg(cupace_pacer_instance_create(&inst, cfg, &path, label, &err) == 0, "%s", err.msg);
     cupace_pacer_path_free(&path);
     if (cfg->engine.mode == CUPACE_MODE_SIM)
-        rc = cupace_simulate(cfg, &inst, &opts, res, &err);
+        rc = cupace_simulate(cfg, &inst, opts, res, &err);
     else
-        rc = cupace_realtime(cfg, &inst, &opts, res, &err);
+        rc = cupace_realtime(cfg, &inst, opts, res, &err);
     ck_assert_msg(rc == 0, "%s", err.msg);
     cupace_pacer_instance_destroy(&inst);
 }

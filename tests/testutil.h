@@ -31,6 +31,10 @@ void tu_run_cfg(struct cupace_config *cfg, const char *label, struct cupace_resu
 /* The same, with the stop requests of `stop` (sim.h). */
 void tu_run_cfg_stop(struct cupace_config *cfg, const char *label, int *stop,
                      struct cupace_result *res);
+/* The same, with the run options OPTS (a series recorded, a stop). */
+struct cupace_run_opts;
+void tu_run_cfg_opts(struct cupace_config *cfg, const char *label,
+                     const struct cupace_run_opts *opts, struct cupace_result *res);
 
 /* Folders of the shipped controllers and of the test-only ones. */
 const char *tu_plugins_dir(void);
