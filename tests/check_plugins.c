@@ -633,6 +633,43 @@ START_TEST(lead_fills_at_once_after_an_idle_gap)
 }
 END_TEST
 
+/* Before the first GPU completion the rate is unknown, but the first
+ * partition has been on its worker for a while: a queue that lasts a
+ * synthesis at that rate is held, a shorter one is not. */
+START_TEST(lead_holds_a_queue_that_outlasts_a_synthesis_before_any_completion)
+{
+    struct ctl c;
+    struct cupace_signals s;
+    uint64_t waiting[] = { 47, 2 };
+
+    for (int i = 0; i < 2; i++) {
+        ctl_open(&c, "lead", "");
+        init_signals(&s, 1);
+        s.in_synthesis = 48;
+        s.dispatched = 48;
+        update(&c, &s);
+        ck_assert_uint_eq(interval(&c, &s), 0);     /* nothing known: fill */
+        /* the fill ends at 10 s: one on the GPU, the rest waiting */
+        s.now_ns = 10000000000ULL;
+        s.synth_done = 48;
+        s.synth_ns_total = 48 * s.now_ns;
+        s.in_synthesis = 48 - 1 - waiting[i];
+        s.waiting = waiting[i];
+        s.gpu_busy_workers = 1;
+        update(&c, &s);
+        ck_assert_uint_eq(interval(&c, &s), 0);     /* the GPU only began */
+        /* 0.5 s on: 47 waiting last 23.5 s at most, 2 only 1 s */
+        s.now_ns += 500000000ULL;
+        update(&c, &s);
+        if (i == 0)
+            ck_assert_uint_eq(interval(&c, &s), CUPACE_PACE_HOLD);
+        else
+            ck_assert_uint_eq(interval(&c, &s), 0);
+        ctl_close(&c);
+    }
+}
+END_TEST
+
 /* Synthesis alternating 25 s and 35 s (a spread of 5 s) for STEPS
  * completions.  In a backlog all the work arrived at the start, so what
  * is pending falls with each dispatch; in a stream it keeps arriving. */
@@ -1265,6 +1302,7 @@ int main(void)
     tcase_add_test(tc, lead_app_limited_samples_only_raise);
     tcase_add_test(tc, lead_safety_stock_follows_jitter);
     tcase_add_test(tc, lead_fills_at_once_after_an_idle_gap);
+    tcase_add_test(tc, lead_holds_a_queue_that_outlasts_a_synthesis_before_any_completion);
     tcase_add_test(tc, lead_sends_the_last_of_a_backlog_at_once);
     tcase_add_test(tc, lead_sends_the_tail_of_a_burst_at_once);
     tcase_add_test(tc, lead_paces_a_stream_again_after_a_night_idle);
