@@ -10,6 +10,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -360,6 +361,59 @@ static int parse_args(struct cupace_cli *cli, int argc, char **argv)
     return 0;
 }
 
+/* What went to stdout must have got there: a table lost to a full disk
+ * or a closed pipe is not a success.  Said once, here, for every command. */
+static int stdout_written(int rc)
+{
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "cupace: writing to stdout failed: %s\n", strerror(errno));
+        return rc == CUPACE_EXIT_OK ? CUPACE_EXIT_USAGE : rc;
+    }
+    return rc;
+}
+
+
+static int run_command(struct cupace_cli *cli)
+{
+    if (cli->version) {
+        printf("cupace %s (controller ABI %u)\n", PACKAGE_VERSION, (unsigned)CUPACE_PACER_ABI);
+        return CUPACE_EXIT_OK;
+    }
+    if (cli->help && cli->command && strcmp(cli->command, "help") != 0)
+        return help_for(cli->command, stdout);
+    if (cli->help || !cli->command) {
+        usage(cli->help ? stdout : stderr);
+        return cli->help ? CUPACE_EXIT_OK : CUPACE_EXIT_USAGE;
+    }
+    if (strcmp(cli->command, "help") == 0) {
+        if (cli->nargs == 0) {
+            usage(stdout);
+            return CUPACE_EXIT_OK;
+        }
+        return help_for(cli->args[0], stdout);
+    }
+    if (strcmp(cli->command, "plugins") == 0)
+        return cmd_plugins(cli);
+    if (strcmp(cli->command, "check-config") == 0)
+        return cmd_check_config(cli);
+    if (strcmp(cli->command, "run") == 0) {
+        if (cli->nargs == 0)
+            cli->args[cli->nargs++] = CUPACE_SYSCONFDIR "/cupace/cupace.ini";
+        return cupace_cli_run(cli, 0);
+    }
+    if (strcmp(cli->command, "ab") == 0)
+        return cupace_cli_run(cli, 1);
+    if (strcmp(cli->command, "queue") == 0)
+        return cupace_cli_queue(cli);
+    if (strcmp(cli->command, "serve") == 0)
+        return cupace_cli_serve(cli);
+    {
+        char msg[128];
+        snprintf(msg, sizeof msg, "unknown subcommand '%s'", cli->command);
+        return cupace_cli_usage_error(msg);
+    }
+}
+
 int main(int argc, char **argv)
 {
     struct cupace_cli cli;
@@ -367,41 +421,5 @@ int main(int argc, char **argv)
     memset(&cli, 0, sizeof cli);
     if (parse_args(&cli, argc, argv) != 0)
         return CUPACE_EXIT_USAGE;
-    if (cli.version) {
-        printf("cupace %s (controller ABI %u)\n", PACKAGE_VERSION, (unsigned)CUPACE_PACER_ABI);
-        return CUPACE_EXIT_OK;
-    }
-    if (cli.help && cli.command && strcmp(cli.command, "help") != 0)
-        return help_for(cli.command, stdout);
-    if (cli.help || !cli.command) {
-        usage(cli.help ? stdout : stderr);
-        return cli.help ? CUPACE_EXIT_OK : CUPACE_EXIT_USAGE;
-    }
-    if (strcmp(cli.command, "help") == 0) {
-        if (cli.nargs == 0) {
-            usage(stdout);
-            return CUPACE_EXIT_OK;
-        }
-        return help_for(cli.args[0], stdout);
-    }
-    if (strcmp(cli.command, "plugins") == 0)
-        return cmd_plugins(&cli);
-    if (strcmp(cli.command, "check-config") == 0)
-        return cmd_check_config(&cli);
-    if (strcmp(cli.command, "run") == 0) {
-        if (cli.nargs == 0)
-            cli.args[cli.nargs++] = CUPACE_SYSCONFDIR "/cupace/cupace.ini";
-        return cupace_cli_run(&cli, 0);
-    }
-    if (strcmp(cli.command, "ab") == 0)
-        return cupace_cli_run(&cli, 1);
-    if (strcmp(cli.command, "queue") == 0)
-        return cupace_cli_queue(&cli);
-    if (strcmp(cli.command, "serve") == 0)
-        return cupace_cli_serve(&cli);
-    {
-        char msg[128];
-        snprintf(msg, sizeof msg, "unknown subcommand '%s'", cli.command);
-        return cupace_cli_usage_error(msg);
-    }
+    return stdout_written(run_command(&cli));
 }

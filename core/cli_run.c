@@ -5,9 +5,11 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -38,6 +40,64 @@ static int close_out(FILE *fp, const char *file, const char *what)
     if (bad)
         fprintf(stderr, "cupace: %s %s: write failed\n", what, file);
     return bad ? -1 : 0;
+}
+
+/* Whether FILE can be written, asked before any work is done: a report
+ * refused after an hour's run is an hour lost.  Its folder must let us
+ * make it, or the file itself be writable; "-" is stdout. */
+static int check_out(const char *file, const char *what)
+{
+    char dir[4096];
+    const char *slash = strrchr(file, '/');
+    struct stat st;
+
+    if (strcmp(file, "-") == 0)
+        return 0;
+    if (stat(file, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "cupace: %s %s: is a directory\n", what, file);
+            return -1;
+        }
+        if (access(file, W_OK) == 0)
+            return 0;
+    } else if (errno == ENOENT) {
+        snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - file) + 1 : 1, slash ? file : ".");
+        if (access(dir, W_OK | X_OK) == 0)
+            return 0;
+    }
+    fprintf(stderr, "cupace: %s %s: cannot write: %s\n", what, file, strerror(errno));
+    return -1;
+}
+
+/* The outputs asked for, checked before the run: each writable, no two
+ * the same file (the second overwrote the first), at most one on stdout
+ * (the two joined parse as neither), a plot that can be drawn.  -1 after
+ * the message. */
+static int check_outputs(const struct cupace_cli *cli)
+{
+    const char *files[] = { cli->json, cli->csv, cli->plot };
+    const char *names[] = { "--json", "--csv", "--plot" };
+    struct cupace_err err;
+    char msg[512];
+
+    for (int i = 0; i < 3; i++) {
+        if (!files[i])
+            continue;
+        for (int j = 0; j < i; j++)
+            if (files[j] && strcmp(files[i], files[j]) == 0) {
+                snprintf(msg, sizeof msg, "%s and %s both write to %s; give each its own file",
+                         names[j], names[i], strcmp(files[i], "-") == 0 ? "stdout" : files[i]);
+                cupace_cli_usage_error(msg);
+                return -1;
+            }
+        if (check_out(files[i], names[i]) < 0)
+            return -1;
+    }
+    if (cli->plot && cupace_report_plot_check(cli->plot, &err) < 0) {
+        fprintf(stderr, "cupace: %s\n", err.msg);
+        return -1;
+    }
+    return 0;
 }
 
 static int write_reports(const struct cupace_cli *cli, const struct cupace_report_meta *meta,
@@ -118,6 +178,14 @@ static int choose_labels(const struct cupace_cli *cli, struct cupace_config *cfg
     if (cli->npacers) {
         if (!ab && cli->npacers > 1)
             return cupace_cli_usage_error("run takes one --pacer; ab compares several");
+        /* twice, it is two identical columns and an ambiguous baseline */
+        for (size_t i = 0; i < cli->npacers; i++)
+            for (size_t j = 0; j < i; j++)
+                if (strcmp(cli->pacers[i], cli->pacers[j]) == 0) {
+                    char msg[256];
+                    snprintf(msg, sizeof msg, "--pacer '%s' given twice", cli->pacers[i]);
+                    return cupace_cli_usage_error(msg);
+                }
         for (size_t i = 0; i < cli->npacers; i++)
             labels[(*n)++] = cli->pacers[i];
     } else if (ab) {
@@ -250,6 +318,8 @@ int cupace_cli_run(struct cupace_cli *cli, int ab)
         return cupace_cli_usage_error("--seeds, --baseline and --jobs belong to ab");
     if (!cli->seeds && (cli->baseline || cli->jobs))
         return cupace_cli_usage_error("--baseline and --jobs need --seeds");
+    if (check_outputs(cli) < 0)
+        return CUPACE_EXIT_USAGE;
     cfg = cupace_config_load(cli->args[0], cli->sets, cli->nsets, &err);
     if (!cfg) {
         fprintf(stderr, "cupace: %s\n", err.msg);

@@ -304,13 +304,56 @@ static const char *suffix(const char *file)
     return dot ? dot + 1 : "";
 }
 
-static void plot_panel(FILE *gp, const char *ylabel, int column, double scale,
-                       const struct cupace_result *r, size_t n, const char *const *titles)
+/* Writes S to gnuplot as a single-quoted string.  Inside one, gnuplot
+ * reads '' as a quote and nothing else as special, so a name that holds a
+ * quote stays a name: pasted bare, `--plot "x'; system('...'); '"` ran
+ * the shell.  A control character would end gnuplot's line, and prints
+ * as '?' (names that hold one are refused before the run). */
+static void gp_string(FILE *gp, const char *s)
+{
+    fputc('\'', gp);
+    for (; *s; s++) {
+        if (*s == '\'')
+            fputs("''", gp);
+        else
+            fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, gp);
+    }
+    fputc('\'', gp);
+}
+
+static int has_control(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            return 1;
+    return 0;
+}
+
+int cupace_report_plot_check(const char *file, struct cupace_err *err)
+{
+    char gnuplot[4096];
+    const char *sfx = suffix(file);
+
+    if (strcmp(sfx, "png") != 0 && strcmp(sfx, "svg") != 0)
+        return cupace_err_set(err, "--plot %s: the file must end in .png or .svg", file);
+    if (has_control(file))
+        return cupace_err_set(err, "--plot: the file name holds a control character");
+    if (find_on_path("gnuplot", gnuplot, sizeof gnuplot) < 0)
+        return cupace_err_set(err, "--plot %s: gnuplot is not installed (Debian: apt-get "
+                              "install gnuplot-nox); --csv writes the same figures as text",
+                              file);
+    return 0;
+}
+
+static void plot_panel(FILE *gp, const char *ylabel, int column, double scale, size_t n,
+                       const char *const *titles)
 {
     fprintf(gp, "set ylabel '%s'\nplot ", ylabel);
-    for (size_t i = 0; i < n; i++)
-        fprintf(gp, "%s$d%zu using 1:($%d/%g) with steps lw 1.5 title '%s'", i ? ", " : "", i,
-                column, scale, titles[i]);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(gp, "%s$d%zu using 1:($%d/%g) with steps lw 1.5 title ", i ? ", " : "", i,
+                column, scale);
+        gp_string(gp, titles[i]);
+    }
     fputc('\n', gp);
 }
 
@@ -376,27 +419,22 @@ static void plot_data(FILE *gp, size_t i, const struct cupace_result *r, double 
  * err set when the suffix is unknown or gnuplot is missing. */
 static FILE *plot_open(const char *file, int width, int height, struct cupace_err *err)
 {
-    char gnuplot[4096];
-    const char *sfx = suffix(file);
     FILE *gp;
 
-    if (strcmp(sfx, "png") != 0 && strcmp(sfx, "svg") != 0) {
-        cupace_err_set(err, "--plot %s: the file must end in .png or .svg", file);
+    if (cupace_report_plot_check(file, err) < 0)
         return NULL;
-    }
-    if (find_on_path("gnuplot", gnuplot, sizeof gnuplot) < 0) {
-        cupace_err_set(err, "--plot %s: gnuplot is not installed (Debian: apt-get install "
-                       "gnuplot-nox); --csv writes the same figures as text", file);
-        return NULL;
-    }
-    gp = popen("gnuplot", "w");
+    /* gnuplot draws on its stdout where it cannot open the output: an
+     * image in the terminal, or in the JSON of `--json -` */
+    gp = popen("exec gnuplot >/dev/null", "w");
     if (!gp) {
         cupace_err_set(err, "--plot %s: cannot start gnuplot", file);
         return NULL;
     }
     fprintf(gp, "set terminal %s size %d,%d noenhanced\n",
-            strcmp(sfx, "png") == 0 ? "pngcairo" : "svg", width, height);
-    fprintf(gp, "set output '%s'\n", file);
+            strcmp(suffix(file), "png") == 0 ? "pngcairo" : "svg", width, height);
+    fputs("set output ", gp);
+    gp_string(gp, file);
+    fputc('\n', gp);
     /* dark, distinct colours: gnuplot's default yellow is hard to read */
     fprintf(gp, "set linetype 1 lc rgb '#1b9e77'\nset linetype 2 lc rgb '#d95f02'\n"
                 "set linetype 3 lc rgb '#7570b3'\nset linetype 4 lc rgb '#e7298a'\n"
@@ -448,19 +486,25 @@ int cupace_report_plot(const char *file, const struct cupace_report_meta *meta,
         tp[i] = titles[i];
         plot_data(gp, i, &r[i], window);
     }
-    fprintf(gp, "set multiplot layout 4,1 title '%s (%s)'\nset key outside right\n"
-                "set xlabel 'time (s)'\nset grid\nset xrange [0:%.3f]\n",
-            base_name(meta->config), meta->mode, end > 0 ? end : 1);
-    plot_panel(gp, "waiting (GPU queue)", 2, 1, r, n, tp);
-    plot_panel(gp, "in synthesis", 3, 1, r, n, tp);
+    {
+        char title[512];
+
+        snprintf(title, sizeof title, "%s (%s)", base_name(meta->config), meta->mode);
+        fputs("set multiplot layout 4,1 title ", gp);
+        gp_string(gp, title);
+    }
+    fprintf(gp, "\nset key outside right\nset xlabel 'time (s)'\nset grid\n"
+                "set xrange [0:%.3f]\n", end > 0 ? end : 1);
+    plot_panel(gp, "waiting (GPU queue)", 2, 1, n, tp);
+    plot_panel(gp, "in synthesis", 3, 1, n, tp);
     fprintf(gp, "set yrange [0:105]\n");
     {
         char label[96];
         snprintf(label, sizeof label, "GPU busy (%%, over %.0f s)", window);
-        plot_panel(gp, label, 6, 1, r, n, tp);
+        plot_panel(gp, label, 6, 1, n, tp);
     }
     fprintf(gp, "set yrange [*:*]\n");
-    plot_panel(gp, "memory reserved (GiB)", 5, GIB, r, n, tp);
+    plot_panel(gp, "memory reserved (GiB)", 5, GIB, n, tp);
     fprintf(gp, "unset multiplot\n");
     free(titles);
     free(tp);
@@ -619,12 +663,19 @@ int cupace_report_tradeoff_plot(const char *file, const struct cupace_report_met
             yhi = hi;
     }
     top = yhi + 0.15 * (yhi - ylo) + 0.005;
-    fprintf(gp, "set title '%s: %zu seeds, mean and 95%% interval'\n"
-                "set xlabel 'memory mean / bound (Little''s-law floor = 1)'\n"
+    {
+        char title[512];
+
+        snprintf(title, sizeof title, "%s: %zu seeds, mean and 95%% interval",
+                 base_name(meta->config), sr->nseeds);
+        fputs("set title ", gp);
+        gp_string(gp, title);
+    }
+    fprintf(gp, "\nset xlabel 'memory mean / bound (Little''s-law floor = 1)'\n"
                 "set ylabel 'makespan / %s'\nset grid\nset key outside right\n"
                 "set offsets graph 0.1, graph 0.1, 0, 0\nset yrange [%.6g:%.6g]\n",
-            base_name(meta->config), sr->nseeds, sr->res[sr->baseline].label,
-            ylo - 0.1 * (top - ylo) - 0.005, top + 0.05 * (top - ylo));
+            sr->res[sr->baseline].label, ylo - 0.1 * (top - ylo) - 0.005,
+            top + 0.05 * (top - ylo));
     for (size_t p = 0; p < sr->npacers; p++) {
         const struct cupace_seed_summary *s = &sr->sum[p];
         double x = finite_or_zero(s->mem_over_bound.mean), y = finite_or_zero(s->makespan.mean);

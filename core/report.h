@@ -27,6 +27,10 @@ void cupace_report_table(FILE *fp, const struct cupace_result *r, size_t n, int 
 int cupace_report_json(FILE *fp, const struct cupace_report_meta *meta,
                        const struct cupace_result *r, size_t n);
 int cupace_report_csv(FILE *fp, const struct cupace_result *r, size_t n);
+/* Whether FILE can be drawn: its suffix, its name, gnuplot on the PATH;
+ * -1 with err set if not.  Asked before a run, so that a bad --plot is
+ * refused before any work is done. */
+int cupace_report_plot_check(const char *file, struct cupace_err *err);
 /* Draws FILE (.png or .svg) with gnuplot; exit-2 class errors when gnuplot
  * is missing or the suffix is unknown. */
 int cupace_report_plot(const char *file, const struct cupace_report_meta *meta,
