@@ -11,9 +11,10 @@
  *   - the stall rule: the run is stalled when the controller holds
  *     (CUPACE_PACE_HOLD) with partitions pending, nothing in flight and no
  *     arrival to come, since no event will ever call it again;
- *   - the sampler of the time series: at most one instant per step of the
- *     engine's clock, the first whose event crosses the step, sampled as
- *     it stands after the last event of that instant.
+ *   - the sampler of the time series: one row per step of the engine's
+ *     clock, the means over that step (counts and memory are a step
+ *     function of time, integrated between events), and a last row with
+ *     the state at the end.
  * It has no clock, no threads and no lock of its own: the driver calls it
  * with `now` and, in real time, with the engine's lock held.
  */
@@ -38,9 +39,10 @@ struct cupace_dispatcher {
     struct cupace_result *res;      /* where the series goes */
     int record_series;
     uint64_t series_step_ns;        /* on the engine's clock */
-    uint64_t next_sample;
-    uint64_t last_sample;           /* when the latest sample was taken, if any */
-    int sampled;
+    /* the step being integrated: from bin_start to last_t, the state
+     * after the event at last_t holding since, area the integrals */
+    uint64_t bin_start, last_t;
+    double state[4], area[4];       /* waiting, in synthesis, on a GPU, memory */
     int any_dispatch;
     uint64_t last_dispatch;
     uint64_t last_interval;         /* the controller's last answer (for the series, the status) */
@@ -60,9 +62,13 @@ enum cupace_gate cupace_dispatcher_gate(struct cupace_dispatcher *d, uint64_t no
  * returns the partition. */
 uint32_t cupace_dispatcher_dispatch(struct cupace_dispatcher *d, uint64_t now);
 
-/* After every event: samples the series when its step has come, and again
- * at each later event of the instant it sampled (the sample is replaced). */
+/* After every event: integrates the series up to now, writing a row for
+ * each step it completes, then takes the state after the event. */
 void cupace_dispatcher_observe(struct cupace_dispatcher *d, uint64_t now);
+
+/* At the end of the run: the row of the step it ends in, and one of the
+ * state at the end. */
+void cupace_dispatcher_finish(struct cupace_dispatcher *d);
 
 /* The stall rule (see above), as of the last question to the controller. */
 int cupace_dispatcher_stalled(const struct cupace_dispatcher *d);

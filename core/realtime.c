@@ -1438,6 +1438,7 @@ int cupace_rt_run(struct cupace_rt *rt, struct cupace_result *res, struct cupace
         /* replay what the last events told, so describe() is current */
         pthread_mutex_lock(&rt->lock);
         replay_events(rt);
+        cupace_dispatcher_finish(&rt->disp);
         /* under the lock: a late stop call may still be setting these */
         res->interrupted = (rt->stopping || rt->cancelled) && rt->nretired < rt->pl.ndevices;
         pthread_mutex_unlock(&rt->lock);

@@ -261,14 +261,23 @@ int cupace_report_json(FILE *fp, const struct cupace_report_meta *meta,
 
 /* ---- CSV --------------------------------------------------------------- */
 
+/* A count's mean over a step: whole where the count held all of it. */
+static void csv_count(FILE *fp, double v)
+{
+    fprintf(fp, v == floor(v) ? "%.0f," : "%.3f,", v);
+}
+
 int cupace_report_csv(FILE *fp, const struct cupace_result *r, size_t n)
 {
     fprintf(fp, "pacer,time_s,waiting,in_synthesis,on_gpu,mem_reserved_bytes,interval_s\n");
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; k < r[i].nseries; k++) {
             const struct cupace_sample *s = &r[i].series[k];
-            fprintf(fp, "%s,%.3f,%u,%u,%u,%llu,", r[i].label, s->t_s, s->waiting, s->in_synthesis,
-                    s->on_gpu, (unsigned long long)s->mem_reserved);
+            fprintf(fp, "%s,%.3f,", r[i].label, s->t_s);
+            csv_count(fp, s->waiting);
+            csv_count(fp, s->in_synthesis);
+            csv_count(fp, s->on_gpu);
+            fprintf(fp, "%.0f,", s->mem_reserved);
             if (isnan(s->interval_s))
                 fprintf(fp, "hold\n");
             else
@@ -404,8 +413,8 @@ static void plot_data(FILE *gp, size_t i, const struct cupace_result *r, double 
         const struct cupace_sample *s = &r->series[k];
         while (j + 1 < k && r->series[j + 1].t_s <= s->t_s - window)
             j++;
-        fprintf(gp, "%.3f %u %u %u %llu ", s->t_s, s->waiting, s->in_synthesis, s->on_gpu,
-                (unsigned long long)s->mem_reserved);
+        fprintf(gp, "%.3f %.4g %.4g %.4g %.0f ", s->t_s, s->waiting, s->in_synthesis, s->on_gpu,
+                s->mem_reserved);
         if (s->t_s > r->series[j].t_s)
             fprintf(gp, "%.2f\n", 100 * (s->busy_s - r->series[j].busy_s) /
                                       (nd * (s->t_s - r->series[j].t_s)));

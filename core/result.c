@@ -151,22 +151,6 @@ int cupace_result_add_sample(struct cupace_result *res, const struct cupace_samp
     return 0;
 }
 
-int cupace_result_sample_pipeline(struct cupace_result *res, const struct cupace_pipeline *pl,
-                                  uint64_t now, uint64_t interval)
-{
-    struct cupace_sample smp = {
-        .t_s = (double)now / 1e9,
-        .waiting = (uint32_t)pl->waiting,
-        .in_synthesis = (uint32_t)pl->in_synthesis,
-        .on_gpu = (uint32_t)pl->gpu_busy,
-        .mem_reserved = pl->mem_reserved,
-        .interval_s = interval == CUPACE_PACE_HOLD ? NAN : (double)interval / 1e9,
-        .busy_s = (double)pl->busy_ns / 1e9,
-    };
-
-    return cupace_result_add_sample(res, &smp);
-}
-
 void cupace_result_beyond_horizon(struct cupace_result *res)
 {
     res->invariants_ok = 0;

@@ -12,10 +12,12 @@
 struct cupace_pipeline;
 struct cupace_pacer_instance;
 
+/* One row of the series: the means over the step from t_s (dispatch.h),
+ * or the state at t_s for the last row. */
 struct cupace_sample {
     double t_s;
-    uint32_t waiting, in_synthesis, on_gpu;
-    uint64_t mem_reserved;
+    double waiting, in_synthesis, on_gpu;
+    double mem_reserved;            /* bytes */
     double interval_s;              /* NAN while the controller holds */
     double busy_s;                  /* device-busy time so far, summed over devices */
 };
@@ -76,10 +78,6 @@ void cupace_result_from_pipeline(struct cupace_result *res, const struct cupace_
  * is of the same instant; -1 when out of memory. */
 int cupace_result_add_sample(struct cupace_result *res, const struct cupace_sample *s);
 
-/* Appends the pipeline's state at now, with the controller's last interval
- * (CUPACE_PACE_HOLD: held); -1 when out of memory. */
-int cupace_result_sample_pipeline(struct cupace_result *res, const struct cupace_pipeline *pl,
-                                  uint64_t now, uint64_t interval);
 
 /* Marks the run as stopped at the horizon of virtual time (checked.h):
  * a drawn duration, an arrival or a controller's interval passed it. */

@@ -329,6 +329,7 @@ int cupace_simulate(const struct cupace_config *cfg, struct cupace_pacer_instanc
                beyond || res->interrupted);
         if (cupace_dispatcher_stalled(&s.disp) && !res->interrupted)
             cupace_result_stalled(res, pacer->label, pacer->plugin, now, &s.pl);
+        cupace_dispatcher_finish(&s.disp);
         cupace_result_end(res, &s.pl, pacer);
         if (beyond)
             cupace_result_beyond_horizon(res);

@@ -417,8 +417,8 @@ START_TEST(a_holding_controller_is_reported_as_a_stall)
 }
 END_TEST
 
-/* The series is a step function, one sample to an instant: the state
- * after the last event of it.  Sampled at the first event of an instant
+/* Each row is the mean over its step, and what happened at an instant
+ * counts from that instant on.  Sampled at the first event of an instant
  * only, the fill at t = 0 read as nothing in synthesis (and no memory)
  * until the first synthesis ended, 35 s later on conf/cupace.ini. */
 START_TEST(the_series_shows_an_instant_after_its_last_event)
@@ -434,11 +434,45 @@ START_TEST(the_series_shows_an_instant_after_its_last_event)
     ck_assert_uint_gt(r.nseries, 2);
     ck_assert_msg(r.series[0].t_s == 0 && r.series[0].in_synthesis == 6 &&
                   r.series[0].mem_reserved == 6ULL << 30,
-                  "at 0: %u in synthesis, %llu bytes", r.series[0].in_synthesis,
-                  (unsigned long long)r.series[0].mem_reserved);
+                  "at 0: %g in synthesis, %.0f bytes", r.series[0].in_synthesis,
+                  r.series[0].mem_reserved);
     for (size_t i = 1; i < r.nseries; i++)
         ck_assert_msg(r.series[i].t_s > r.series[i - 1].t_s, "samples %zu and %zu both at %.9f s",
                       i - 1, i, r.series[i].t_s);
+    cupace_result_free(&r);
+    cupace_config_free(cfg);
+}
+END_TEST
+
+/* The series integrates to the report, whatever the controller's rhythm:
+ * a dispatch every second and a synthesis of 50 ms hold one partition 5%
+ * of the time.  Sampled at the first event of each second, which was
+ * always a dispatch, every row read one in synthesis (19 times the mean
+ * memory).  The last row is the state at the end: nothing held. */
+START_TEST(the_series_integrates_to_the_reports_means)
+{
+    struct cupace_config *cfg = tu_config_with_plugins(
+        "[engine]\nmemory_budget = 1TiB\n[pacer.f]\nplugin = fixed\ninterval = 1s\n"
+        "[workload]\njobs = 1\npartitions_per_job = 100\narrival = backlog\n"
+        "partition_memory = 1GiB\nrelease_at_kernel = 0\nsynth_time = 50ms\nsynth_cv = 0\n"
+        "gpu_prep = 0\ngpu_kernel = 1ms\ngpu_epilogue = 0\ngpu_cv = 0\n");
+    struct cupace_run_opts opts = { .record_series = 1, .series_step_ns = 1000000000ULL };
+    struct cupace_result r;
+    double area = 0, synth = 0;
+    const struct cupace_sample *last;
+
+    tu_run_cfg_opts(cfg, "f", &opts, &r);
+    ck_assert_uint_gt(r.nseries, 90);
+    for (size_t i = 0; i + 1 < r.nseries; i++) {
+        area += r.series[i].mem_reserved * (r.series[i + 1].t_s - r.series[i].t_s);
+        synth += r.series[i].in_synthesis * (r.series[i + 1].t_s - r.series[i].t_s);
+    }
+    ck_assert_double_eq_tol(area / r.makespan_s, r.mem_mean, 1e-6 * r.mem_mean);
+    ck_assert_double_eq_tol(synth, 100 * 0.05, 1e-6);
+    ck_assert_double_eq_tol(r.series[1].in_synthesis, 0.05, 1e-9);
+    last = &r.series[r.nseries - 1];
+    ck_assert_double_eq_tol(last->t_s, r.makespan_s, 1e-9);
+    ck_assert(last->in_synthesis == 0 && last->mem_reserved == 0);
     cupace_result_free(&r);
     cupace_config_free(cfg);
 }
@@ -999,6 +1033,7 @@ int main(void)
     tcase_add_test(model, failures_account_for_every_partition);
     tcase_add_test(model, a_holding_controller_is_reported_as_a_stall);
     tcase_add_test(model, the_series_shows_an_instant_after_its_last_event);
+    tcase_add_test(model, the_series_integrates_to_the_reports_means);
     tcase_add_test(model, fail_at_fails_the_partition_at_its_stage);
     tcase_add_test(model, fail_at_and_fail_rate_account_for_everything);
     tcase_add_test(model, traces_drive_arrivals);
