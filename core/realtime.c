@@ -148,6 +148,9 @@ struct cupace_rt {
     struct cupace_signals *log;         /* events not yet fed to the controller */
     size_t nlog, caplog;
     int stopping, cancelled, done, oom;
+    int stop_called;                    /* cupace_rt_stop was: the run is interrupted; the
+                                         * watchdog and a lost device stop it too, but the
+                                         * run then stalled or failed, it was not interrupted */
     int synced;                         /* the mutexes and condition variables exist */
     /* threads asleep on each condition: a signal nobody waits for is skipped
      * (on a virtual machine every futex call is a trip to the kernel) */
@@ -848,6 +851,7 @@ uint64_t cupace_rt_stop(struct cupace_rt *rt, enum cupace_rt_stop how)
 
     pthread_mutex_lock(&rt->lock);
     in_flight = rt->pl.dispatched - cupace_pipeline_finished(&rt->pl);
+    rt->stop_called = 1;
     rt->stopping = 1;               /* a cancel, too, dispatches nothing more */
     if (how == CUPACE_RT_CANCEL)
         cancel_locked(rt);
@@ -1440,7 +1444,7 @@ int cupace_rt_run(struct cupace_rt *rt, struct cupace_result *res, struct cupace
         replay_events(rt);
         cupace_dispatcher_finish(&rt->disp);
         /* under the lock: a late stop call may still be setting these */
-        res->interrupted = (rt->stopping || rt->cancelled) && rt->nretired < rt->pl.ndevices;
+        res->interrupted = rt->stop_called;
         pthread_mutex_unlock(&rt->lock);
         cupace_result_end(res, &rt->pl, rt->pacer);
         res->has_lateness = 1;
