@@ -1185,21 +1185,13 @@ static double slowest_device(const struct cupace_workload *w, uint64_t devices)
     return s;
 }
 
-/* Refuses a workload whose worst case could pass the horizon of virtual
- * time (checked.h): the last arrival, then every partition run one after
- * another, each stage at its largest configured mean (kernels on the
- * slowest device, contended).  Far above any real makespan, and it keeps
- * every sum of times below 2^63.  Names the key that weighs most. */
-static int check_horizon(struct loader *ld)
+/* The longest each stage of one partition can take by cfg's configured
+ * durations: synthesis, prep, kernel (on the slowest device, contended),
+ * epilogue, each at its largest value (a change point's, a trace job's). */
+static void stage_worst(const struct cupace_config *cfg, double t[4])
 {
-    const struct cupace_workload *w = &ld->cfg->workload;
-    double n = (double)cupace_workload_partitions(ld->cfg), arrival = 0, synth, kernel, h;
-    double terms[5];
-    static const char *const names[5] = { "synth_time", "gpu_prep", "gpu_kernel", "gpu_epilogue",
-                                          NULL };
-    const char *key = "jobs";
-    char when[32];
-    size_t big = 4;
+    const struct cupace_workload *w = &cfg->workload;
+    double synth, kernel;
 
     synth = largest(w, CUPACE_CHANGE_SYNTH_TIME, (double)w->synth_ns);
     kernel = largest(w, CUPACE_CHANGE_GPU_KERNEL, (double)w->gpu_kernel_ns);
@@ -1209,17 +1201,46 @@ static int check_horizon(struct loader *ld)
         if ((double)w->trace_jobs[i].kernel_ns > kernel)
             kernel = (double)w->trace_jobs[i].kernel_ns;
     }
+    t[0] = synth;
+    t[1] = largest(w, CUPACE_CHANGE_GPU_PREP, (double)w->gpu_prep_ns);
+    t[2] = kernel * largest(w, CUPACE_CHANGE_CONTENTION, w->contention > 1 ? w->contention : 1) /
+           slowest_device(w, cfg->engine.devices);
+    t[3] = largest(w, CUPACE_CHANGE_GPU_EPILOGUE, (double)w->gpu_epilogue_ns);
+}
+
+double cupace_workload_partition_worst_ns(const struct cupace_config *cfg)
+{
+    double t[4];
+
+    stage_worst(cfg, t);
+    return t[0] + t[1] + t[2] + t[3];
+}
+
+/* Refuses a workload whose worst case could pass the horizon of virtual
+ * time (checked.h): the last arrival, then every partition run one after
+ * another, each stage at its largest configured mean (stage_worst).  Far
+ * above any real makespan, and it keeps every sum of times below 2^63.
+ * Names the key that weighs most. */
+static int check_horizon(struct loader *ld)
+{
+    const struct cupace_workload *w = &ld->cfg->workload;
+    double n = (double)cupace_workload_partitions(ld->cfg), arrival = 0, h;
+    double terms[5];
+    static const char *const names[5] = { "synth_time", "gpu_prep", "gpu_kernel", "gpu_epilogue",
+                                          NULL };
+    const char *key = "jobs";
+    char when[32];
+    size_t big = 4;
+
     if (w->arrival == CUPACE_ARRIVAL_TRACE && w->ntrace_jobs)
         arrival = (double)w->trace_jobs[w->ntrace_jobs - 1].arrival_ns;
     else if (w->arrival == CUPACE_ARRIVAL_POISSON)
         arrival = (double)(w->jobs - 1) * (double)w->interarrival_ns;
     else if (w->arrival == CUPACE_ARRIVAL_BURST)
         arrival = (double)((w->jobs - 1) / w->burst_jobs) * (double)w->burst_every_ns;
-    terms[0] = n * synth;
-    terms[1] = n * largest(w, CUPACE_CHANGE_GPU_PREP, (double)w->gpu_prep_ns);
-    terms[2] = n * kernel * largest(w, CUPACE_CHANGE_CONTENTION, w->contention > 1 ? w->contention : 1) /
-               slowest_device(w, ld->cfg->engine.devices);
-    terms[3] = n * largest(w, CUPACE_CHANGE_GPU_EPILOGUE, (double)w->gpu_epilogue_ns);
+    stage_worst(ld->cfg, terms);
+    for (size_t i = 0; i < 4; i++)
+        terms[i] *= n;
     terms[4] = arrival;
     h = terms[0] + terms[1] + terms[2] + terms[3] + terms[4];
     if (h <= (double)CUPACE_HORIZON_NS)

@@ -243,6 +243,12 @@ const char *cupace_config_plugin_of(const struct cupace_config *cfg, const char 
 /* The number of partitions the workload will bring. */
 uint64_t cupace_workload_partitions(const struct cupace_config *cfg);
 
+/* The longest one partition can take, in ns, by the configured durations
+ * alone (no draw's tail): each stage at its largest value, the kernel on the
+ * slowest device, contended.  The loader's horizon check is the last
+ * arrival plus this for every partition, one after another. */
+double cupace_workload_partition_worst_ns(const struct cupace_config *cfg);
+
 /* The stage a fail_at entry names: synth, prep, kernel, epilogue. */
 const char *cupace_fail_stage_name(enum cupace_fail_stage st);
 

@@ -14,7 +14,22 @@ void cupace_dispatcher_init(struct cupace_dispatcher *d, struct cupace_pipeline 
     *d = (struct cupace_dispatcher){
         .pl = pl, .pacer = pacer, .res = res,
         .record_series = record_series, .series_step_ns = series_step_ns,
+        .part_worst_ns = cupace_workload_partition_worst_ns(pl->cfg),
     };
+}
+
+/* A dispatch due at due, later than now, could leave the run unable to end
+ * before the horizon: the partitions not finished, run one after another at
+ * their configured worst from due, would pass it.  The loader saw to it that
+ * the whole workload fits from its last arrival; a controller's wait is not
+ * in that bound (a fixed interval just short of the horizon dispatched a
+ * partition there, whose 36 s of work then ran past it). */
+static int too_late(const struct cupace_dispatcher *d, uint64_t now, uint64_t due)
+{
+    const struct cupace_pipeline *pl = d->pl;
+    double left = (double)(pl->nparts - cupace_pipeline_finished(pl)) * d->part_worst_ns;
+
+    return due > now && cupace_time_after(due, cupace_ns_from_double(left)) > CUPACE_HORIZON_NS;
 }
 
 enum cupace_gate cupace_dispatcher_gate(struct cupace_dispatcher *d, uint64_t now, uint64_t *due)
@@ -32,8 +47,8 @@ enum cupace_gate cupace_dispatcher_gate(struct cupace_dispatcher *d, uint64_t no
         return CUPACE_GATE_HOLD;
     }
     *due = d->any_dispatch ? cupace_time_after(d->last_dispatch, iv) : 0;
-    if (*due > CUPACE_HORIZON_NS) {
-        d->held = 1;                /* it could never come due (checked.h): a hold */
+    if (*due > CUPACE_HORIZON_NS || too_late(d, now, *due)) {
+        d->held = 1;                /* it could never come due in time (checked.h): a hold */
         return CUPACE_GATE_HOLD;
     }
     return CUPACE_GATE_DUE;

@@ -7,7 +7,10 @@
  * for the next instant.  This module holds:
  *   - the gates (DESIGN §2): memory and a synthesis slot first, then the
  *     controller's interval: a dispatch is due at last_dispatch + interval
- *     (saturating), the first one at once;
+ *     (saturating), the first one at once.  A dispatch due so late that the
+ *     work not yet finished, done one partition after another at its
+ *     configured worst, could pass the horizon (checked.h) is a hold: the
+ *     clock would run out before the run could end;
  *   - the stall rule: the run is stalled when the controller holds
  *     (CUPACE_PACE_HOLD) with partitions pending, nothing in flight and no
  *     arrival to come, since no event will ever call it again;
@@ -47,6 +50,7 @@ struct cupace_dispatcher {
     uint64_t last_dispatch;
     uint64_t last_interval;         /* the controller's last answer (for the series, the status) */
     int held;                       /* the last question was answered CUPACE_PACE_HOLD */
+    double part_worst_ns;           /* cupace_workload_partition_worst_ns of the run's config */
     int oom;                        /* a sample could not be stored */
 };
 

@@ -164,8 +164,8 @@ void cupace_result_stalled(struct cupace_result *res, const char *label, const c
     res->stalled = 1;
     snprintf(res->stall_reason, sizeof res->stall_reason,
              "controller '%s' (%s) stalled the run at %.3fs: %llu partitions never dispatched, "
-             "%llu in flight; it held (CUPACE_PACE_HOLD, or an interval past the horizon) with "
-             "nothing left to wait for",
+             "%llu in flight; it held (CUPACE_PACE_HOLD, or an interval too long for the run to "
+             "end within cupace's horizon of 146 years) with nothing left to wait for",
              label, plugin, (double)now / 1e9,
              (unsigned long long)(pl->nparts - pl->dispatched),
              (unsigned long long)(pl->dispatched - cupace_pipeline_finished(pl)));

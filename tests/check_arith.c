@@ -146,6 +146,43 @@ START_TEST(a_huge_interval_is_a_hold)
 }
 END_TEST
 
+/* An interval that comes due just short of the horizon, with work still to
+ * do: the partition it dispatched there ran past the horizon, was lost
+ * from the report (dispatched 2, completed 1, failed 0, never dispatched
+ * 0), and the report blamed a duration's tail at cv 0.  Now it is a hold:
+ * a stall, every partition accounted for. */
+START_TEST(an_interval_due_just_short_of_the_horizon_is_a_hold)
+{
+    static const char *const pacers[][2] = {
+        { "fixed", "interval = 4611686000s\n" },
+        { "proctime", "min_interval = 4611686000s\nmax_interval = 4611686000s\n" },
+    };
+
+    for (unsigned i = 0; i < 2; i++) {
+        char body[1024];
+        struct cupace_config *cfg;
+        struct cupace_result r;
+
+        snprintf(body, sizeof body, "[engine]\nworkers_per_device = 1\nsynth_workers = 1\n"
+                 "memory_budget = 100GiB\n[pacer.p]\nplugin = %s\n%s"
+                 "[workload]\njobs = 1\npartitions_per_job = 2\npartition_memory = 10GiB\n"
+                 "synth_time = 30s\nsynth_cv = 0\ngpu_cv = 0\ngpu_prep = 1s\ngpu_kernel = 2s\n"
+                 "gpu_epilogue = 3s\ncpu_slots = 1\n", pacers[i][0], pacers[i][1]);
+        cfg = tu_config_with_plugins(body);
+        run_sampled(cfg, "p", &r);
+        assert_self_consistent(&r, pacers[i][0]);
+        ck_assert_msg(r.invariants_ok, "%s: %s", pacers[i][0], r.broken ? r.broken : "");
+        ck_assert_msg(r.stalled, "%s did not stall", pacers[i][0]);
+        ck_assert_uint_eq(r.dispatched, 1);
+        ck_assert_uint_eq(r.completed, 1);
+        ck_assert_uint_eq(r.never_dispatched, 1);
+        ck_assert_msg(r.makespan_s == 36, "%s: makespan %g", pacers[i][0], r.makespan_s);
+        cupace_result_free(&r);
+        cupace_config_free(cfg);
+    }
+}
+END_TEST
+
 static uint64_t next(uint64_t *x)
 {
     *x = *x * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -279,6 +316,7 @@ int main(void)
     tcase_add_test(t, checked_helpers_at_their_edges);
     tcase_add_test(t, wrapping_workloads_are_refused_at_load);
     tcase_add_test(t, a_huge_interval_is_a_hold);
+    tcase_add_test(t, an_interval_due_just_short_of_the_horizon_is_a_hold);
     tcase_add_test(t, extreme_workloads_are_refused_or_consistent);
     suite_add_tcase(s, t);
     return tu_run(s);
