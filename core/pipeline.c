@@ -220,9 +220,20 @@ static void account(struct cupace_pipeline *pl, uint64_t now)
     pl->t_last = now;
 }
 
+static void tw_see(struct cupace_tw *tw, uint64_t value)
+{
+    if (value > tw->max_any)
+        tw->max_any = value;
+}
+
+/* Called last by each transition that changed a signal: the state it left
+ * is seen, however long it lasts. */
 static void notify(struct cupace_pipeline *pl, uint64_t now)
 {
     assert(cupace_pipeline_sane(pl));
+    tw_see(&pl->tw_waiting, pl->waiting);
+    tw_see(&pl->tw_synth, pl->in_synthesis);
+    tw_see(&pl->tw_mem, pl->mem_reserved);
     if (pl->observer)
         pl->observer(pl->observer_ctx, now);
 }

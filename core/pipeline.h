@@ -78,10 +78,12 @@ typedef long double cupace_acc;
 #endif
 
 /* A time-weighted quantity: its integral over time and its maximum over
- * states that lasted longer than zero. */
+ * states that lasted longer than zero; and its maximum over every state,
+ * for a run that took no time, where no state lasted (result.c). */
 struct cupace_tw {
     cupace_acc integral;
     uint64_t max;
+    uint64_t max_any;
 };
 
 typedef void (*cupace_pipeline_observer)(void *ctx, uint64_t now);

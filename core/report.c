@@ -68,7 +68,9 @@ static const struct row lateness_row = { "dispatch lateness p99 (ms)", g_late99,
 
 static void format_cell(const struct row *row, double v, char *buf, size_t len)
 {
-    if (row->conv == 'f')
+    if (!isfinite(v))
+        snprintf(buf, len, "n/a");  /* no value: a throughput of a run that took no time */
+    else if (row->conv == 'f')
         snprintf(buf, len, "%.*f", row->prec, v);
     else
         snprintf(buf, len, "%.*g", row->prec, v);
@@ -82,6 +84,8 @@ static void table_row(FILE *fp, const struct row *row, const struct cupace_resul
 
     for (size_t i = 0; i < n && row->better; i++) {
         double v = row->get(&r[i]);
+        if (!isfinite(v))
+            continue;               /* no value is never the best */
         if (!have || (row->better < 0 ? v < best : v > best))
             best = v;
         have = 1;
@@ -96,7 +100,7 @@ static void table_row(FILE *fp, const struct row *row, const struct cupace_resul
 
         format_cell(row, v, shown, sizeof shown);
         format_cell(row, best, bshown, sizeof bshown);
-        mark = row->better && n > 1 && strcmp(shown, bshown) == 0;
+        mark = row->better && n > 1 && have && isfinite(v) && strcmp(shown, bshown) == 0;
         snprintf(cell, sizeof cell, "%s%s", shown, mark ? "*" : " ");
         if (mark && color)
             fprintf(fp, " \033[1m%17s\033[0m", cell);
@@ -192,9 +196,14 @@ static void json_run(FILE *fp, const struct cupace_result *r, int has_seed, uint
             (unsigned long long)r->never_dispatched);
     fprintf(fp, "      \"jobs\": {\"completed\": %llu, \"failed\": %llu},\n",
             (unsigned long long)r->jobs_completed, (unsigned long long)r->jobs_failed);
-    fprintf(fp, "      \"throughput_pps\": %.9g, \"gpu_busy_fraction\": %.9g, "
-                "\"gpu_starved_s\": %.9g,\n",
-            finite_or_zero(r->throughput_pps), finite_or_zero(r->gpu_busy_fraction), finite_or_zero(r->gpu_starved_s));
+    /* null, not 0, where there is no rate: partitions completed in no time */
+    fprintf(fp, "      \"throughput_pps\": ");
+    if (isnan(r->throughput_pps))
+        fprintf(fp, "null");
+    else
+        fprintf(fp, "%.9g", finite_or_zero(r->throughput_pps));
+    fprintf(fp, ", \"gpu_busy_fraction\": %.9g, \"gpu_starved_s\": %.9g,\n",
+            finite_or_zero(r->gpu_busy_fraction), finite_or_zero(r->gpu_starved_s));
     fprintf(fp, "      \"waiting\": {\"mean\": %.9g, \"max\": %llu}, "
                 "\"in_synthesis\": {\"mean\": %.9g, \"max\": %llu},\n",
             finite_or_zero(r->waiting_mean), (unsigned long long)r->waiting_max,

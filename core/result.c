@@ -63,9 +63,14 @@ void cupace_result_from_pipeline(struct cupace_result *res, const struct cupace_
     res->makespan_s = span / 1e9;
     res->mem_budget = pl->mem_budget;
     res->ndevices = pl->ndevices;
-    res->waiting_max = pl->tw_waiting.max;
-    res->in_synthesis_max = pl->tw_synth.max;
-    res->mem_peak = pl->tw_mem.max;
+    /* a maximum counts the states that lasted longer than zero (DESIGN §4);
+     * in a run that took no time none did, and a peak of 0 beside 6
+     * partitions of 10 GiB was false: there it is every state's */
+    res->waiting_max = span_ns ? pl->tw_waiting.max : pl->tw_waiting.max_any;
+    res->in_synthesis_max = span_ns ? pl->tw_synth.max : pl->tw_synth.max_any;
+    res->mem_peak = span_ns ? pl->tw_mem.max : pl->tw_mem.max_any;
+    if (span_ns == 0 && pl->gpu_done > 0)
+        res->throughput_pps = NAN;  /* partitions in no time: no rate (null in the JSON) */
     if (span_ns > 0) {
         res->throughput_pps = (double)pl->gpu_done / (span / 1e9);
         res->gpu_busy_fraction = (double)pl->busy_ns / ((double)pl->ndevices * span);
@@ -74,7 +79,7 @@ void cupace_result_from_pipeline(struct cupace_result *res, const struct cupace_
         res->mem_mean = (double)pl->tw_mem.integral / span;
     }
     res->gpu_starved_s = (double)pl->starved_ns / 1e9;
-    if (pl->gpu_done > 0)
+    if (pl->gpu_done > 0 && span_ns > 0)
         res->mem_bound = res->throughput_pps *
                          ((double)pl->bound_byte_ns / (double)pl->gpu_done / 1e9);
     {

@@ -32,7 +32,8 @@ struct cupace_result {
     double makespan_s;
     uint64_t partitions, dispatched, completed, failed, never_dispatched;
     uint64_t jobs_completed, jobs_failed;
-    double throughput_pps, gpu_busy_fraction, gpu_starved_s;
+    double throughput_pps;          /* NAN when partitions completed in a run of no time */
+    double gpu_busy_fraction, gpu_starved_s;
     double waiting_mean, in_synthesis_mean;
     uint64_t waiting_max, in_synthesis_max;
     double mem_mean;

@@ -404,6 +404,41 @@ START_TEST(fail_at_and_fail_rate_account_for_everything)
 }
 END_TEST
 
+/* Every duration 0: the run takes no time, so no state lasts longer than
+ * zero.  The report gave a memory peak of 0 beside six partitions of
+ * 10 GiB (all reserved at t = 0) and a throughput of 0 beside six
+ * completed: now the peak is the largest state passed through and the
+ * throughput has no value (null in the JSON, n/a in the table). */
+START_TEST(a_run_of_no_time_has_its_peak_and_no_throughput)
+{
+    struct cupace_result r;
+    char *json, *table = NULL;
+    size_t len = 0;
+    FILE *fp;
+
+    run("[engine]\nworkers_per_device = 1\nsynth_workers = 6\nmemory_budget = 100GiB\n"
+        "[pacer.g]\nplugin = fixed\ninterval = 0\n[workload]\njobs = 1\npartitions_per_job = 6\n"
+        "partition_memory = 10GiB\nsynth_time = 0s\ngpu_prep = 0s\ngpu_kernel = 0s\n"
+        "gpu_epilogue = 0s\n", "g", &r);
+    ck_assert(r.makespan_s == 0);
+    ck_assert_uint_eq(r.completed, 6);
+    ck_assert(r.invariants_ok);
+    ck_assert_uint_eq(r.mem_peak, 60ULL << 30);
+    ck_assert_uint_eq(r.in_synthesis_max, 6);
+    ck_assert_msg(isnan(r.throughput_pps), "throughput %g", r.throughput_pps);
+    json = json_of(&r, 1);
+    ck_assert_msg(strstr(json, "\"throughput_pps\": null,") &&
+                  strstr(json, "\"peak_bytes\": 64424509440,"), "%s", json);
+    free(json);
+    fp = open_memstream(&table, &len);
+    cupace_report_table(fp, &r, 1, 0);
+    fclose(fp);
+    ck_assert_msg(strstr(table, "n/a") && !strstr(table, "nan"), "%s", table);
+    free(table);
+    cupace_result_free(&r);
+}
+END_TEST
+
 START_TEST(a_holding_controller_is_reported_as_a_stall)
 {
     struct cupace_result r;
@@ -1032,6 +1067,7 @@ int main(void)
     tcase_add_test(model, invariants_hold_over_random_workloads);
     tcase_add_test(model, failures_account_for_every_partition);
     tcase_add_test(model, a_holding_controller_is_reported_as_a_stall);
+    tcase_add_test(model, a_run_of_no_time_has_its_peak_and_no_throughput);
     tcase_add_test(model, the_series_shows_an_instant_after_its_last_event);
     tcase_add_test(model, the_series_integrates_to_the_reports_means);
     tcase_add_test(model, fail_at_fails_the_partition_at_its_stage);
