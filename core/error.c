@@ -7,6 +7,20 @@
 #include <stdio.h>
 #include <string.h>
 
+/* A message is one line of plain text: the values it quotes come from
+ * files, flags and plugins, and a CR or an escape sequence in one would
+ * rewrite the operator's terminal (a CR in a value read as "got 'fixed'"
+ * over what came before).  A tab reads as a space, any other control
+ * character as '?'. */
+static void one_line(char *s)
+{
+    for (; *s; s++)
+        if (*s == '\t')
+            *s = ' ';
+        else if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            *s = '?';
+}
+
 int cupace_err_set(struct cupace_err *err, const char *fmt, ...)
 {
     va_list ap;
@@ -16,6 +30,7 @@ int cupace_err_set(struct cupace_err *err, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err->msg, sizeof err->msg, fmt, ap);
     va_end(ap);
+    one_line(err->msg);
     return -1;
 }
 
@@ -41,5 +56,6 @@ int cupace_err_prefix(struct cupace_err *err, const char *fmt, ...)
         m = sizeof err->msg - 1 - n;
     memcpy(err->msg + n, old, m);
     err->msg[n + m] = '\0';
+    one_line(err->msg);
     return -1;
 }
