@@ -71,7 +71,10 @@ static void emit(struct cupace_dispatcher *d, uint64_t t, const double *values)
         .t_s = (double)t / 1e9,
         .waiting = values[0], .in_synthesis = values[1], .on_gpu = values[2],
         .mem_reserved = values[3],
-        .interval_s = d->last_interval == CUPACE_PACE_HOLD ? NAN : (double)d->last_interval / 1e9,
+        /* an interval that can never come due is a hold (the gate) */
+        .interval_s = d->last_interval == CUPACE_PACE_HOLD || d->held
+                          ? NAN
+                          : (double)d->last_interval / 1e9,
         .busy_s = (double)d->pl->busy_ns / 1e9,
     };
 
