@@ -106,8 +106,14 @@ static inline int pace_pi_init(struct pace_pi *pi, const struct cupace_params *p
         snprintf(err, errlen, "target must be from 0.5 to 1000000 partitions");
         return -1;
     }
-    if (!(pi->kp >= 0 && pi->kp <= 100) || !(pi->ki >= 0 && pi->ki <= 100)) {
-        snprintf(err, errlen, "kp and ki must be from 0 to 100");
+    /* one key per reason, named first: the host gives the line of the key
+     * a reason begins with, so "kp and ki ..." blamed kp for a bad ki */
+    if (!(pi->kp >= 0 && pi->kp <= 100)) {
+        snprintf(err, errlen, "kp must be from 0 to 100");
+        return -1;
+    }
+    if (!(pi->ki >= 0 && pi->ki <= 100)) {
+        snprintf(err, errlen, "ki must be from 0 to 100");
         return -1;
     }
     return 0;

@@ -287,6 +287,23 @@ START_TEST(init_failure_names_the_line_of_the_key_it_refuses)
 }
 END_TEST
 
+/* A reason about one of two keys checked together names that key's line,
+ * not the other's: kp and ki were once refused in one phrase that began
+ * with kp, wherever the bad value was. */
+START_TEST(init_failure_names_the_key_at_fault_not_its_neighbour)
+{
+    struct cupace_pacer_instance inst;
+    struct cupace_err err;
+    struct cupace_config *cfg;
+
+    ck_assert_int_eq(make_instance(&inst, "[pacer.proctime]\nkp = 0.5\ntarget = 8\nki = 200\n",
+                                   "proctime", &err, &cfg), -1);
+    ck_assert_msg(strstr(err.msg, ":6: [pacer.proctime] ki: controller 'proctime'") &&
+                  strstr(err.msg, "init failed: ki must be"), "%s", err.msg);
+    cupace_config_free(cfg);
+}
+END_TEST
+
 START_TEST(misnamed_file_is_refused)
 {
     struct cupace_pacer_instance inst;
@@ -478,6 +495,7 @@ int main(void)
     tcase_add_test(bad, missing_controller_lists_the_path);
     tcase_add_test(bad, missing_controller_names_the_line_that_asks_for_it);
     tcase_add_test(bad, init_failure_names_the_line_of_the_key_it_refuses);
+    tcase_add_test(bad, init_failure_names_the_key_at_fault_not_its_neighbour);
     tcase_add_test(bad, misnamed_file_is_refused);
     tcase_add_test(bad, unknown_key_is_refused_by_name);
     tcase_add_test(bad, malformed_value_is_named);
