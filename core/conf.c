@@ -401,8 +401,12 @@ static int parse_change(struct loader *ld, char *v, const char **why)
     free(w->changes);
     w->changes = NULL;
     w->nchanges = 0;
+    free(w->change_text);
+    w->change_text = NULL;
     if (!*v)
         return 0;
+    /* kept whole: a refusal an entry causes later (the horizon) quotes it */
+    w->change_text = xstrdup(v);
     n = split_list(v, ',', items, 256);
     if (n > 256) {
         *why = "at most 256 change points";
@@ -410,11 +414,15 @@ static int parse_change(struct loader *ld, char *v, const char **why)
     }
     list = xrealloc(NULL, n * sizeof *list);
     memset(list, 0, n * sizeof *list);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        list[i].entry = (unsigned)i + 1;
+        list[i].text_off = (unsigned)(items[i] - v);     /* split_list cut v in place */
+        list[i].text_len = (unsigned)strlen(items[i]);
         if (parse_one_change(items[i], &list[i], why) < 0) {
             free(list);
             return -1;
         }
+    }
     /* Stable order for equal times: insertion sort keeps what was written. */
     for (size_t i = 1; i < n; i++)
         for (size_t j = i; j > 0 && cmp_change(&list[j - 1], &list[j]) > 0; j--) {
@@ -1158,102 +1166,146 @@ static int cross_fail(struct loader *ld, const char *section, const char *key, c
 
 /* ---- the horizon ------------------------------------------------------- */
 
-/* The largest value KEY takes: its own, or that of a change point. */
-static double largest(const struct cupace_workload *w, enum cupace_change_key key, double v)
+/* The largest value KEY takes: its own, V, or that of a change point;
+ * *FROM is that change point, left as it was where V is the largest. */
+static double largest(const struct cupace_workload *w, enum cupace_change_key key, double v,
+                      const struct cupace_change **from)
 {
     for (size_t i = 0; i < w->nchanges; i++) {
         const struct cupace_change *c = &w->changes[i];
         double x = key == CUPACE_CHANGE_CONTENTION ? c->value : (double)c->ns;
 
-        if (c->key == key && x > v)
+        if (c->key == key && x > v) {
             v = x;
+            *from = c;
+        }
     }
     return v;
 }
 
-static double slowest_device(const struct cupace_workload *w, uint64_t devices)
+static double slowest_device(const struct cupace_workload *w, uint64_t devices,
+                             const struct cupace_change **from)
 {
     double s = 1e300;
 
     for (uint64_t d = 0; d < devices; d++) {
-        if (w->device_speed[d] < s)
+        if (w->device_speed[d] < s) {
             s = w->device_speed[d];
+            *from = NULL;
+        }
         for (size_t i = 0; i < w->nchanges; i++)
-            if (w->changes[i].key == CUPACE_CHANGE_DEVICE_SPEED && w->changes[i].speed[d] < s)
+            if (w->changes[i].key == CUPACE_CHANGE_DEVICE_SPEED && w->changes[i].speed[d] < s) {
                 s = w->changes[i].speed[d];
+                *from = &w->changes[i];
+            }
     }
     return s;
 }
 
-/* The longest each stage of one partition can take by cfg's configured
- * durations: synthesis, prep, kernel (on the slowest device, contended),
- * epilogue, each at its largest value (a change point's, a trace job's). */
-static void stage_worst(const struct cupace_config *cfg, double t[4])
+/* The worst case of the horizon check, term by term: n x each stage at its
+ * largest (kernels on the slowest device, contended), then the last
+ * arrival; FROM[i] is the change point behind term i, or NULL. */
+static void horizon_terms(const struct cupace_workload *w, uint64_t devices, double n,
+                          double terms[5], const struct cupace_change *from[5])
 {
-    const struct cupace_workload *w = &cfg->workload;
-    double synth, kernel;
+    const struct cupace_change *contended = NULL, *slowest = NULL;
+    double synth, kernel, arrival = 0;
 
-    synth = largest(w, CUPACE_CHANGE_SYNTH_TIME, (double)w->synth_ns);
-    kernel = largest(w, CUPACE_CHANGE_GPU_KERNEL, (double)w->gpu_kernel_ns);
+    for (size_t i = 0; i < 5; i++)
+        from[i] = NULL;
+    synth = largest(w, CUPACE_CHANGE_SYNTH_TIME, (double)w->synth_ns, &from[0]);
+    kernel = largest(w, CUPACE_CHANGE_GPU_KERNEL, (double)w->gpu_kernel_ns, &from[2]);
     for (size_t i = 0; i < w->ntrace_jobs; i++) {
-        if ((double)w->trace_jobs[i].synth_ns > synth)
+        if ((double)w->trace_jobs[i].synth_ns > synth) {
             synth = (double)w->trace_jobs[i].synth_ns;
-        if ((double)w->trace_jobs[i].kernel_ns > kernel)
+            from[0] = NULL;
+        }
+        if ((double)w->trace_jobs[i].kernel_ns > kernel) {
             kernel = (double)w->trace_jobs[i].kernel_ns;
+            from[2] = NULL;
+        }
     }
-    t[0] = synth;
-    t[1] = largest(w, CUPACE_CHANGE_GPU_PREP, (double)w->gpu_prep_ns);
-    t[2] = kernel * largest(w, CUPACE_CHANGE_CONTENTION, w->contention > 1 ? w->contention : 1) /
-           slowest_device(w, cfg->engine.devices);
-    t[3] = largest(w, CUPACE_CHANGE_GPU_EPILOGUE, (double)w->gpu_epilogue_ns);
-}
-
-double cupace_workload_partition_worst_ns(const struct cupace_config *cfg)
-{
-    double t[4];
-
-    stage_worst(cfg, t);
-    return t[0] + t[1] + t[2] + t[3];
-}
-
-/* Refuses a workload whose worst case could pass the horizon of virtual
- * time (checked.h): the last arrival, then every partition run one after
- * another, each stage at its largest configured mean (stage_worst).  Far
- * above any real makespan, and it keeps every sum of times below 2^63.
- * Names the key that weighs most. */
-static int check_horizon(struct loader *ld)
-{
-    const struct cupace_workload *w = &ld->cfg->workload;
-    double n = (double)cupace_workload_partitions(ld->cfg), arrival = 0, h;
-    double terms[5];
-    static const char *const names[5] = { "synth_time", "gpu_prep", "gpu_kernel", "gpu_epilogue",
-                                          NULL };
-    const char *key = "jobs";
-    char when[32];
-    size_t big = 4;
-
     if (w->arrival == CUPACE_ARRIVAL_TRACE && w->ntrace_jobs)
         arrival = (double)w->trace_jobs[w->ntrace_jobs - 1].arrival_ns;
     else if (w->arrival == CUPACE_ARRIVAL_POISSON)
         arrival = (double)(w->jobs - 1) * (double)w->interarrival_ns;
     else if (w->arrival == CUPACE_ARRIVAL_BURST)
         arrival = (double)((w->jobs - 1) / w->burst_jobs) * (double)w->burst_every_ns;
-    stage_worst(ld->cfg, terms);
-    for (size_t i = 0; i < 4; i++)
-        terms[i] *= n;
+    terms[0] = n * synth;
+    terms[1] = n * largest(w, CUPACE_CHANGE_GPU_PREP, (double)w->gpu_prep_ns, &from[1]);
+    terms[2] = n * kernel *
+               largest(w, CUPACE_CHANGE_CONTENTION, w->contention > 1 ? w->contention : 1, &contended) /
+               slowest_device(w, devices, &slowest);
+    terms[3] = n * largest(w, CUPACE_CHANGE_GPU_EPILOGUE, (double)w->gpu_epilogue_ns, &from[3]);
     terms[4] = arrival;
-    h = terms[0] + terms[1] + terms[2] + terms[3] + terms[4];
+    /* a kernel's time is a product: its own change first */
+    if (!from[2])
+        from[2] = contended ? contended : slowest;
+}
+
+/* The longest one partition can take by the configured durations: each
+ * stage at its largest (horizon_terms for one partition, no arrival). */
+double cupace_workload_partition_worst_ns(const struct cupace_config *cfg)
+{
+    double t[5];
+    const struct cupace_change *from[5];
+
+    horizon_terms(&cfg->workload, cfg->engine.devices, 1, t, from);
+    return t[0] + t[1] + t[2] + t[3];
+}
+
+static double horizon_sum(const double terms[5], size_t *big)
+{
+    *big = 4;
+    for (size_t i = 0; i < 4; i++)
+        if (terms[i] > terms[*big])
+            *big = i;
+    return terms[0] + terms[1] + terms[2] + terms[3] + terms[4];
+}
+
+/* Refuses a workload whose worst case could pass the horizon of virtual
+ * time (checked.h): the last arrival, then every partition run one after
+ * another, each stage at its largest configured mean.  Far above any real
+ * makespan, and it keeps every sum of times below 2^63.  Names the key
+ * that weighs most; where only the change points take it past, the change
+ * entry behind the term that weighs most, at where change was set and as
+ * written (the key it changes may not be set at all). */
+static int check_horizon(struct loader *ld)
+{
+    const struct cupace_workload *w = &ld->cfg->workload;
+    struct cupace_workload unchanged = *w;
+    double n = (double)cupace_workload_partitions(ld->cfg), terms[5], base[5], h;
+    const struct cupace_change *from[5], *none[5], *entry = NULL;
+    static const char *const names[5] = { "synth_time", "gpu_prep", "gpu_kernel", "gpu_epilogue",
+                                          NULL };
+    const char *key;
+    char when[32];
+    size_t big;
+
+    horizon_terms(w, ld->cfg->engine.devices, n, terms, from);
+    h = horizon_sum(terms, &big);
     if (h <= (double)CUPACE_HORIZON_NS)
         return 0;
-    for (size_t i = 0; i < 4; i++)
-        if (terms[i] > terms[big])
-            big = i;
+    snprintf(when, sizeof when, "%.3g years", h / 1e9 / 86400 / 365.25);
+    unchanged.nchanges = 0;
+    horizon_terms(&unchanged, ld->cfg->engine.devices, n, base, none);
+    if (horizon_sum(base, &big) <= (double)CUPACE_HORIZON_NS)
+        for (size_t i = 0; i < 5; i++)
+            if (from[i] && (!entry || terms[i] > terms[big])) {
+                entry = from[i];
+                big = i;
+            }
+    if (entry)
+        return cross_fail(ld, "workload", "change", "entry %u, '%.*s': this workload could take %s "
+                          "of virtual time (the last arrival, then its %.0f partitions one after "
+                          "another at their longest), past cupace's horizon of 2^62 ns (146 years); "
+                          "shorten it", entry->entry, (int)entry->text_len,
+                          w->change_text + entry->text_off, when, n);
     if (big < 4)
         key = names[big];
     else
         key = w->arrival == CUPACE_ARRIVAL_TRACE ? "trace"
             : w->arrival == CUPACE_ARRIVAL_POISSON ? "interarrival" : "burst_every";
-    snprintf(when, sizeof when, "%.3g years", h / 1e9 / 86400 / 365.25);
     return cross_fail(ld, "workload", key, "this workload could take %s of virtual time (the last "
                       "arrival, then its %.0f partitions one after another at their longest), "
                       "past cupace's horizon of 2^62 ns (146 years); shorten it", when, n);
@@ -1441,6 +1493,7 @@ void cupace_config_free(struct cupace_config *cfg)
         free(cfg->ab[i]);
     free(cfg->ab);
     free(cfg->workload.changes);
+    free(cfg->workload.change_text);
     free(cfg->workload.fail_at);
     free(cfg->workload.trace);
     free(cfg->workload.trace_jobs);

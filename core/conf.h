@@ -91,6 +91,8 @@ struct cupace_change {
     double value;                      /* contention */
     double speed[CUPACE_MAX_DEVICES];  /* device_speed, per device */
     unsigned nspeed;
+    unsigned entry;                    /* 1 for the first entry as written, 2 for the next, ... */
+    unsigned text_off, text_len;       /* the entry as written, in the workload's change_text */
 };
 
 /* Where a partition fails: at the end of its synthesis, of its GPU prep,
@@ -146,6 +148,7 @@ struct cupace_workload {
     double time_scale;
     struct cupace_change *changes;             /* sorted by at_ns */
     size_t nchanges;
+    char *change_text;                         /* the value of change as written, for messages */
 };
 
 struct cupace_engine_conf {

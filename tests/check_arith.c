@@ -76,6 +76,30 @@ START_TEST(wrapping_workloads_are_refused_at_load)
 }
 END_TEST
 
+/* A workload that only a change entry takes past the horizon is refused
+ * at change, where it was set (its line, or the --set text), quoting the
+ * entry: the key it changes may not be set anywhere (it once named
+ * gpu_kernel with no line, or a line of the other's). */
+START_TEST(a_change_past_the_horizon_names_the_change_entry)
+{
+    const char *file = tu_write("two.ini", "[workload]\njobs = 2\n");
+    const char *sets[] = { "workload.change=10s:gpu_prep=1s, 0s:synth_time=1000000h" };
+    struct cupace_err err = { "" };
+
+    expect_refused("[workload]\njobs = 2\nchange = 10s:contention=2, 20s:gpu_kernel=1000000h\n",
+                   "test.ini:3: [workload] change: entry 2, '20s:gpu_kernel=1000000h': ", "horizon");
+    expect_refused("[workload]\njobs = 2\nchange = 10s:device_speed=1e-6\ngpu_kernel = 1000h\n",
+                   "test.ini:3: [workload] change: entry 1, '10s:device_speed=1e-6': ", "horizon");
+    /* past it without the change: the key itself is at fault */
+    expect_refused("[workload]\njobs = 2\ngpu_kernel = 1000000h\nchange = 10s:contention=2\n",
+                   "test.ini:3: [workload] gpu_kernel: ", "horizon");
+    ck_assert_ptr_null(cupace_config_load(file, sets, 1, &err));
+    ck_assert_msg(strstr(err.msg, "--set 'workload.change=10s:gpu_prep=1s, 0s:synth_time=1000000h': "
+                                  "[workload] change: entry 2, '0s:synth_time=1000000h': ") &&
+                  strstr(err.msg, "horizon"), "%s", err.msg);
+}
+END_TEST
+
 /* Runs cfg under LABEL with a sample at every event. */
 static void run_sampled(struct cupace_config *cfg, const char *label, struct cupace_result *res)
 {
@@ -315,6 +339,7 @@ int main(void)
     tcase_set_timeout(t, 120);
     tcase_add_test(t, checked_helpers_at_their_edges);
     tcase_add_test(t, wrapping_workloads_are_refused_at_load);
+    tcase_add_test(t, a_change_past_the_horizon_names_the_change_entry);
     tcase_add_test(t, a_huge_interval_is_a_hold);
     tcase_add_test(t, an_interval_due_just_short_of_the_horizon_is_a_hold);
     tcase_add_test(t, extreme_workloads_are_refused_or_consistent);
