@@ -712,15 +712,24 @@ static int set_table_key(struct loader *ld, int idx, const char *value)
         return 0;
     case K_DURATION:
     case K_SIZE:
-        if ((k->type == K_SIZE ? cupace_parse_size : cupace_parse_duration)(value, &u, &why) < 0)
-            break;
+        if ((k->type == K_SIZE ? cupace_parse_size : cupace_parse_duration)(value, &u, &why) < 0) {
+            if (!cupace_too_large(why))
+                break;
+            u = UINT64_MAX;             /* past 64 bits: past the key's own limit too */
+        }
         if (!in_range(k, (double)u)) {
-            char lo[32];
+            /* the bound it is past: a value too large was once told the minimum */
+            int high = (double)u > k->max;
+            char bound[32];
+
             if (k->type == K_SIZE)
-                cupace_format_size((uint64_t)k->min, lo, sizeof lo);
+                cupace_format_size((uint64_t)(high ? k->max : k->min), bound, sizeof bound);
             else
-                cupace_format_duration((uint64_t)k->min, lo, sizeof lo);
-            return fail(ld, k->section, k->key, "expected at least %s, got '%s'", lo, value);
+                cupace_format_duration((uint64_t)(high ? k->max : k->min), bound, sizeof bound);
+            if (high)
+                return fail(ld, k->section, k->key, "too large: expected at most %s, got '%s'",
+                            bound, value);
+            return fail(ld, k->section, k->key, "expected at least %s, got '%s'", bound, value);
         }
         memcpy(field, &u, sizeof u);
         return 0;

@@ -64,6 +64,16 @@ static int trailing_blank(const char *s)
     return *s == '\0';
 }
 
+/* What a well-formed duration or size past 64 bits is refused with: the
+ * limit, which is what the user needs to know. */
+static const char too_long[] = "a duration below 2^64 ns (about 5124095h)";
+static const char too_big[] = "a size below 2^64 bytes (16777216TiB)";
+
+int cupace_too_large(const char *why)
+{
+    return why == too_long || why == too_big;
+}
+
 static int parse_with_units(const char *s, const struct unit *units, uint64_t *out,
                             const char **why, const char *expected)
 {
@@ -89,7 +99,7 @@ static int parse_with_units(const char *s, const struct unit *units, uint64_t *o
             continue;
         v = num * x->scale;
         if (v >= 18446744073709551615.0L) {
-            *why = "a value that fits in 64 bits";
+            *why = units == size_units ? too_big : too_long;
             return -1;
         }
         /* roundl, not v + 0.5: near 2^64 the sum needs a 65th bit and

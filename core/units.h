@@ -22,6 +22,11 @@ int cupace_parse_u64(const char *s, uint64_t *out, const char **why);
 int cupace_parse_f64(const char *s, double *out, const char **why);
 int cupace_parse_bool(const char *s, int *out, const char **why);
 
+/* Whether WHY, from cupace_parse_duration or cupace_parse_size, refused a
+ * well-formed value as too large for 64 bits (and not a malformed one), so
+ * that a caller with a lower limit of its own can say that one instead. */
+int cupace_too_large(const char *why);
+
 /* The only form a controller name or label may take: 1 to CUPACE_NAME_MAX
  * characters of [A-Za-z0-9_-].  Longer is refused, never cut. */
 #define CUPACE_NAME_MAX 64

@@ -177,7 +177,15 @@ END_TEST
 
 START_TEST(overflowing_values_are_refused)
 {
-    expect_error("[workload]\nsynth_time = 99999999999h\n", "synth_time", "64 bits", NULL);
+    expect_error("[workload]\nsynth_time = 99999999999h\n", "synth_time",
+                 "too large: expected at most 18000000000s", NULL);
+    /* past the key's limit, short of 64 bits: the limit, not the minimum */
+    expect_error("[engine]\nmemory_budget = 16777215TiB\n", "test.ini:2: [engine] memory_budget",
+                 "too large: expected at most 16370904.6TiB, got '16777215TiB'", NULL);
+    expect_error("[engine]\nmemory_budget = 16777216TiB\n", "memory_budget",
+                 "too large: expected at most 16370904.6TiB", NULL);
+    expect_error("[cuda]\ntransfer = 2TiB\n", "transfer", "too large: expected at most 1.0TiB", NULL);
+    expect_error("[queue]\nlease = 2000h\n", "lease", "too large: expected at most 86400s", NULL);
     expect_error("[engine]\nseed = 99999999999999999999999\n", "seed", "64 bits", NULL);
 }
 END_TEST

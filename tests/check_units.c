@@ -5,6 +5,7 @@
 #include <check.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "testutil.h"
 #include "units.h"
@@ -60,7 +61,12 @@ START_TEST(overflow_is_refused)
     const char *why;
 
     ck_assert_int_eq(cupace_parse_duration("20000000000h", &v, &why), -1);
+    ck_assert_msg(cupace_too_large(why) && strstr(why, "2^64 ns"), "%s", why);
     ck_assert_int_eq(cupace_parse_size("99999999TiB", &v, &why), -1);
+    ck_assert_msg(cupace_too_large(why) && strstr(why, "16777216TiB"), "%s", why);
+    /* too large is told apart from malformed */
+    ck_assert_int_eq(cupace_parse_size("99999999TB", &v, &why), -1);
+    ck_assert(!cupace_too_large(why));
     ck_assert_int_eq(cupace_parse_u64("18446744073709551616", &v, &why), -1);
     /* found by fuzz_units: large odd integers came out one too high */
     ck_assert_int_eq(cupace_parse_duration("18446744073079551615ns", &v, &why), 0);
