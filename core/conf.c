@@ -1211,6 +1211,34 @@ static double slowest_device(const struct cupace_workload *w, uint64_t devices,
     return s;
 }
 
+/* The time by which the last of JOBS Poisson arrivals of mean gap MEAN has
+ * come, but for a chance of 1 in 10^12.  Its mean, (jobs - 1) x MEAN, is
+ * no bound: the sum of k exponential gaps (a gamma) passes its mean about
+ * half the time, so a stream sized to end just short of the horizon ran
+ * past it on one seed in two.  By Chernoff, P(sum >= t k MEAN) <=
+ * (t e^(1-t))^k for t > 1, so t solves k (t - 1 - ln t) = ln 10^12: about
+ * 1 + 7.4/sqrt(k) for long streams, 32 for a single gap.  Bisection: the
+ * left side grows with t. */
+static double poisson_last_arrival(uint64_t jobs, double mean)
+{
+    double k = (double)(jobs - 1), want, lo = 1, hi = 2;
+
+    if (jobs < 2)
+        return 0;
+    want = 12 * log(10) / k;
+    while (hi - 1 - log(hi) < want)
+        hi *= 2;
+    for (int i = 0; i < 100; i++) {
+        double mid = (lo + hi) / 2;
+
+        if (mid - 1 - log(mid) < want)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return hi * k * mean;
+}
+
 /* The worst case of the horizon check, term by term: n x each stage at its
  * largest (kernels on the slowest device, contended), then the last
  * arrival; FROM[i] is the change point behind term i, or NULL. */
@@ -1237,7 +1265,7 @@ static void horizon_terms(const struct cupace_workload *w, uint64_t devices, dou
     if (w->arrival == CUPACE_ARRIVAL_TRACE && w->ntrace_jobs)
         arrival = (double)w->trace_jobs[w->ntrace_jobs - 1].arrival_ns;
     else if (w->arrival == CUPACE_ARRIVAL_POISSON)
-        arrival = (double)(w->jobs - 1) * (double)w->interarrival_ns;
+        arrival = poisson_last_arrival(w->jobs, (double)w->interarrival_ns);
     else if (w->arrival == CUPACE_ARRIVAL_BURST)
         arrival = (double)((w->jobs - 1) / w->burst_jobs) * (double)w->burst_every_ns;
     terms[0] = n * synth;
@@ -1287,7 +1315,9 @@ static int check_horizon(struct loader *ld)
     const struct cupace_change *from[5], *none[5], *entry = NULL;
     static const char *const names[5] = { "synth_time", "gpu_prep", "gpu_kernel", "gpu_epilogue",
                                           NULL };
-    const char *key;
+    const char *key, *last = w->arrival == CUPACE_ARRIVAL_POISSON
+                                 ? "the last arrival as late as it comes but once in 10^12"
+                                 : "the last arrival";
     char when[32];
     size_t big;
 
@@ -1306,18 +1336,18 @@ static int check_horizon(struct loader *ld)
             }
     if (entry)
         return cross_fail(ld, "workload", "change", "entry %u, '%.*s': this workload could take %s "
-                          "of virtual time (the last arrival, then its %.0f partitions one after "
-                          "another at their longest), past cupace's horizon of 2^62 ns (146 years); "
-                          "shorten it", entry->entry, (int)entry->text_len,
-                          w->change_text + entry->text_off, when, n);
+                          "of virtual time (%s, then its %.0f partitions one after another at "
+                          "their longest), past cupace's horizon of 2^62 ns (146 years); shorten it",
+                          entry->entry, (int)entry->text_len, w->change_text + entry->text_off,
+                          when, last, n);
     if (big < 4)
         key = names[big];
     else
         key = w->arrival == CUPACE_ARRIVAL_TRACE ? "trace"
             : w->arrival == CUPACE_ARRIVAL_POISSON ? "interarrival" : "burst_every";
-    return cross_fail(ld, "workload", key, "this workload could take %s of virtual time (the last "
-                      "arrival, then its %.0f partitions one after another at their longest), "
-                      "past cupace's horizon of 2^62 ns (146 years); shorten it", when, n);
+    return cross_fail(ld, "workload", key, "this workload could take %s of virtual time (%s, "
+                      "then its %.0f partitions one after another at their longest), past "
+                      "cupace's horizon of 2^62 ns (146 years); shorten it", when, last, n);
 }
 
 static int validate(struct loader *ld)
