@@ -30,7 +30,9 @@
 enum key_type { K_U64, K_DURATION, K_SIZE, K_F64, K_BOOL, K_ENUM, K_SPECIAL };
 
 struct loader;
-/* A key with a parser of its own; `value` is a private copy it may cut up. */
+/* A key with a parser of its own; `value` is a private copy it may cut up.
+ * It returns -1 with *why set to what was expected, or having said why
+ * itself with fail() where the reason needs the value's words. */
 typedef int (*special_fn)(struct loader *ld, char *value, const char **why);
 
 struct keydef {
@@ -485,9 +487,15 @@ static int parse_ab_pacers(struct loader *ld, char *v, const char **why)
         *why = "one to 64 controller labels, comma-separated";
         return -1;
     }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         if (!cupace_is_identifier(items[i]))
             return -1;
+        /* a label twice gives two columns of one name and a --baseline
+         * that could mean either */
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(items[j], items[i]) == 0)
+                return fail(ld, "ab", "pacers", "'%s' twice: each controller label once", items[i]);
+    }
     for (size_t i = 0; i < cfg->nab; i++)
         free(cfg->ab[i]);
     cfg->nab = 0;
@@ -763,6 +771,8 @@ static int set_table_key(struct loader *ld, int idx, const char *value)
         int rc = k->special(ld, copy, &why);
 
         free(copy);
+        if (rc < 0 && ld->failed)
+            return -1;              /* it said why itself, with what was wrong in it */
         if (rc < 0)
             break;
         return 0;

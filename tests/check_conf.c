@@ -252,6 +252,9 @@ START_TEST(bad_pacer_labels)
     expect_error("[pacer.a/b]\nplugin = fixed\n", "test.ini:1:", "label", NULL);
     expect_error("[pacer.x]\nplugin = /tmp/x.so\n", "test.ini:2:", "plugin", NULL);
     expect_error("[ab]\npacers = a, b c\n", "test.ini:2:", "pacers", NULL);
+    /* a label twice: two columns of one name, and --baseline ambiguous */
+    expect_error("[ab]\npacers = proctime, fixed, proctime\n", "test.ini:2: [ab] pacers: ",
+                 "'proctime' twice", NULL);
 }
 END_TEST
 
