@@ -46,6 +46,9 @@ const char *cupace_cli_queue_error(const struct cupace_config *cfg, const char *
                                    char *buf, size_t len);
 int cupace_cli_check_pacers(struct cupace_config *cfg, const char *const *labels, size_t n,
                             struct cupace_err *err);
+/* Refuses a [queue] url that libpq cannot use (cupace_queue_check_url),
+ * naming where it was set: a configuration error, never one to retry. */
+int cupace_cli_check_queue_url(const struct cupace_config *cfg, struct cupace_err *err);
 
 /* Around runs (cli_realtime.c): signals_start blocks SIGINT and SIGTERM and
  * takes them in a thread of its own until signals_stop.  The first raises

@@ -134,6 +134,15 @@ const char *cupace_cli_queue_error(const struct cupace_config *cfg, const char *
     return buf;
 }
 
+int cupace_cli_check_queue_url(const struct cupace_config *cfg, struct cupace_err *err)
+{
+    if (cupace_queue_check_url(cfg->queue.url, err) < 0) {
+        cupace_err_at(err, cupace_config_origin(cfg, "queue", "url"), "queue", "url");
+        return -1;
+    }
+    return 0;
+}
+
 int cupace_cli_queue(struct cupace_cli *cli)
 {
     struct cupace_config *cfg;
@@ -159,8 +168,9 @@ int cupace_cli_queue(struct cupace_cli *cli)
         return cupace_cli_usage_error(msg);
     }
     cfg = cupace_config_load(cli->args[1], cli->sets, cli->nsets, &err);
-    if (!cfg) {
+    if (!cfg || cupace_cli_check_queue_url(cfg, &err) < 0) {
         fprintf(stderr, "cupace: %s\n", err.msg);
+        cupace_config_free(cfg);
         return CUPACE_EXIT_USAGE;
     }
     if (strcmp(verb, "submit") == 0 && submit_args(cli, cfg, &args) != 0) {

@@ -274,7 +274,8 @@ int cupace_cli_serve(struct cupace_cli *cli)
     if (cli->nargs != 1)
         return cupace_cli_usage_error("serve takes one CONFIG");
     cfg = cupace_config_load(cli->args[0], cli->sets, cli->nsets, &err);
-    if (!cfg || cupace_cli_check_pacers(cfg, (const char *const *)&cfg->pacer_name, 1, &err) < 0) {
+    if (!cfg || cupace_cli_check_queue_url(cfg, &err) < 0 ||
+        cupace_cli_check_pacers(cfg, (const char *const *)&cfg->pacer_name, 1, &err) < 0) {
         /* the controller checked here too, so that what the operator typed
          * is named as typed (the engine hears it through cupace_engine_set) */
         fprintf(stderr, "cupace serve: %s\n", err.msg);

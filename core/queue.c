@@ -210,6 +210,131 @@ static int lose(struct cupace_queue *q, struct cupace_err *err, const char *what
     return CUPACE_QUEUE_DOWN;
 }
 
+/* ---- the url ----------------------------------------------------------- */
+
+/* What libpq takes for a connection string rather than a database name
+ * (its own test: a URI prefix, or an '='). */
+static int is_conninfo(const char *url)
+{
+    return strncmp(url, "postgresql://", 13) == 0 || strncmp(url, "postgres://", 11) == 0 ||
+           strchr(url, '=') != NULL;
+}
+
+/* A port list as libpq reads it: comma-separated, each empty (the
+ * default) or an integer from 1 to 65535, blanks around it allowed. */
+static int ports_ok(const char *list)
+{
+    const char *p = list;
+
+    for (;;) {
+        unsigned long v = 0;
+        int digits = 0;
+
+        while (*p == ' ' || *p == '\t')
+            p++;
+        for (; *p >= '0' && *p <= '9' && v <= 65535; p++, digits++)
+            v = v * 10 + (unsigned long)(*p - '0');
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if ((*p && *p != ',') || (digits && (v < 1 || v > 65535)))
+            return 0;
+        if (!*p)
+            return 1;
+        p++;
+    }
+}
+
+static int one_of(const char *v, const char *const *names)
+{
+    for (; *names; names++)
+        if (strcmp(v, *names) == 0)
+            return 1;
+    return 0;
+}
+
+/* The values libpq checks only when it connects, of the options whose
+ * forms are fixed (and, below, the lengths of the host and port lists): a
+ * connection refused for one of them fails the same way every time, and
+ * the daemon would retry it forever. */
+static int option_ok(const PQconninfoOption *o, char *why, size_t len)
+{
+    static const char *const sslmodes[] = { "disable", "allow", "prefer", "require", "verify-ca",
+                                            "verify-full", NULL };
+    static const char *const gssencmodes[] = { "disable", "prefer", "require", NULL };
+
+    if (strcmp(o->keyword, "port") == 0 && !ports_ok(o->val))
+        snprintf(why, len, "port '%s': expected port numbers from 1 to 65535", o->val);
+    else if (strcmp(o->keyword, "sslmode") == 0 && !one_of(o->val, sslmodes))
+        snprintf(why, len, "sslmode '%s': expected disable, allow, prefer, require, verify-ca or "
+                 "verify-full", o->val);
+    else if (strcmp(o->keyword, "gssencmode") == 0 && !one_of(o->val, gssencmodes))
+        snprintf(why, len, "gssencmode '%s': expected disable, prefer or require", o->val);
+    else
+        return 1;
+    return 0;
+}
+
+static size_t entries(const char *list)
+{
+    size_t n = 1;
+
+    for (; *list; list++)
+        n += *list == ',';
+    return n;
+}
+
+/* libpq's rule for lists of hosts: as many host names as hostaddr values
+ * where both are given, and one port for all or one per host. */
+static void lists_match(const PQconninfoOption *opts, char *why, size_t len)
+{
+    const char *host = NULL, *hostaddr = NULL, *port = NULL;
+    size_t hosts = 1;
+
+    for (const PQconninfoOption *o = opts; o->keyword; o++)
+        if (o->val && o->val[0]) {
+            if (strcmp(o->keyword, "host") == 0)
+                host = o->val;
+            else if (strcmp(o->keyword, "hostaddr") == 0)
+                hostaddr = o->val;
+            else if (strcmp(o->keyword, "port") == 0)
+                port = o->val;
+        }
+    if (hostaddr)
+        hosts = entries(hostaddr);
+    else if (host)
+        hosts = entries(host);
+    if (hostaddr && host && entries(host) != hosts)
+        snprintf(why, len, "%zu host names for %zu hostaddr values", entries(host), hosts);
+    else if (port && entries(port) != 1 && entries(port) != hosts)
+        snprintf(why, len, "%zu ports for %zu host%s (one for all, or one per host)",
+                 entries(port), hosts, hosts == 1 ? "" : "s");
+}
+
+int cupace_queue_check_url(const char *url, struct cupace_err *err)
+{
+    PQconninfoOption *opts;
+    char *said = NULL, why[512] = "";
+
+    if (!url || !is_conninfo(url))
+        return 0;                       /* empty (libpq's defaults) or a database's name */
+    opts = PQconninfoParse(url, &said);
+    if (!opts) {
+        snprintf(why, sizeof why, "%s", said ? said : "out of memory");
+        why[strcspn(why, "\n")] = '\0';
+        PQfreemem(said);
+        return cupace_err_set(err, "not a connection string libpq can read: %s", why);
+    }
+    for (const PQconninfoOption *o = opts; o->keyword && !why[0]; o++)
+        if (o->val)
+            option_ok(o, why, sizeof why);
+    if (!why[0])
+        lists_match(opts, why, sizeof why);
+    PQconninfoFree(opts);
+    if (why[0])
+        return cupace_err_set(err, "not a connection string libpq can use: %s", why);
+    return 0;
+}
+
 /* libpq prints the server's notices on stderr unless told otherwise; the
  * errors that matter come back through the calls. */
 static void ignore_notice(void *arg, const char *message)
@@ -305,6 +430,10 @@ struct cupace_queue *cupace_queue_open(const struct cupace_queue_settings *qc, c
 
     if (!cupace_is_sql_name(qc->table, CUPACE_QUEUE_TABLE_MAX)) {
         cupace_err_set(err, "queue table '%s': not a plain lower-case SQL name", qc->table);
+        return NULL;
+    }
+    if (cupace_queue_check_url(qc->url, err) < 0) {
+        cupace_err_prefix(err, "queue url");
         return NULL;
     }
     if (qc->lease_ns < 1000000 || qc->max_attempts < 1 || qc->max_attempts > INT32_MAX) {

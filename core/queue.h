@@ -66,11 +66,18 @@ struct cupace_queue;
 /* The schema, conf/queue.sql as built in (generated: queue_sql.c). */
 extern const char cupace_queue_sql[];
 
+/* Checks, without connecting, that libpq can use URL ([queue] url): its
+ * syntax and option names, and the values libpq would refuse only once it
+ * connects (port, sslmode, gssencmode), which no retry could cure.  Empty
+ * and a bare database name pass.  0, or -1 with the reason in err. */
+int cupace_queue_check_url(const char *url, struct cupace_err *err);
+
 /* A handle on the queue of QC ([queue]: url, table, lease, max_attempts for
  * submit; poll is the caller's) for node OWNER (a name unique to this process, e.g. host:pid;
  * NULL: one is made up).  Connects at once; a failure to connect is not an
  * error here (the first call reports it), so that a node can start while
- * the database is down.  NULL (with err) only for a bad conf or no memory. */
+ * the database is down.  NULL (with err) only for a bad conf (a url
+ * cupace_queue_check_url refuses, say) or no memory. */
 struct cupace_queue *cupace_queue_open(const struct cupace_queue_settings *qc, const char *owner,
                                        struct cupace_err *err);
 void cupace_queue_close(struct cupace_queue *q);
