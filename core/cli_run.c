@@ -208,8 +208,9 @@ static int exit_code(const struct cupace_result *res, size_t n, int interrupted)
             fprintf(stderr, "cupace: %s: the report cannot be trusted: %s\n", res[i].label,
                     res[i].broken ? res[i].broken : "an invariant broke");
         if (res[i].failed)
-            fprintf(stderr, "cupace: %s: %llu partitions failed (%llu jobs)\n", res[i].label,
-                    (unsigned long long)res[i].failed, (unsigned long long)res[i].jobs_failed);
+            /* the jobs they are in: a stopped run leaves some unended */
+            fprintf(stderr, "cupace: %s: %llu partitions failed, in %llu jobs\n", res[i].label,
+                    (unsigned long long)res[i].failed, (unsigned long long)res[i].jobs_hit);
         if (res[i].stage_failures)
             fprintf(stderr, "cupace: %s: %llu of them by a stage's error, the first: %s\n",
                     res[i].label, (unsigned long long)res[i].stage_failures, res[i].stage_failure);

@@ -60,6 +60,9 @@ void cupace_result_from_pipeline(struct cupace_result *res, const struct cupace_
     res->never_dispatched = pl->nparts - pl->dispatched;
     res->jobs_completed = pl->jobs_completed;
     res->jobs_failed = pl->jobs_failed;
+    res->jobs_hit = 0;
+    for (uint64_t j = 0; j < pl->jobs_arrived; j++)
+        res->jobs_hit += pl->jobs[j].failed > 0;
     res->makespan_s = span / 1e9;
     res->mem_budget = pl->mem_budget;
     res->ndevices = pl->ndevices;

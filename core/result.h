@@ -32,6 +32,7 @@ struct cupace_result {
     double makespan_s;
     uint64_t partitions, dispatched, completed, failed, never_dispatched;
     uint64_t jobs_completed, jobs_failed;
+    uint64_t jobs_hit;              /* jobs with a failed partition, ended or not */
     double throughput_pps;          /* NAN when partitions completed in a run of no time */
     double gpu_busy_fraction, gpu_starved_s;
     double waiting_mean, in_synthesis_mean;
