@@ -36,6 +36,7 @@ struct cupace_error {
 
 /* One submitted job: ours, pointed to by the run's job data. */
 struct api_job {
+    uint32_t partitions;
     void *data;
     void (*done)(void *data, const struct cupace_job_outcome *outcome);
     int ended;
@@ -44,6 +45,13 @@ struct api_job {
 };
 
 enum api_state { API_NEW, API_RUNNING, API_JOINED };
+
+/* The engine whose run this thread is (done callbacks are called on it),
+ * and the engine whose progress callback it is in (with the engine's lock
+ * held).  The calls the contract forbids there would wait for themselves;
+ * they are refused instead (refused_here). */
+static _Thread_local const struct cupace_engine *run_thread_of;
+static _Thread_local const struct cupace_engine *in_progress_of;
 
 struct cupace_engine {
     pthread_mutex_t lock;
@@ -79,6 +87,7 @@ struct cupace_engine {
     struct api_job **jobs;          /* by id */
     size_t njobs, capjobs;
     uint64_t completed, failed;
+    int joining;                    /* a join is waiting for the threads */
 };
 
 /* ---- errors ---------------------------------------------------------------- */
@@ -105,6 +114,34 @@ static int fail_with(struct cupace_error **err, const char *fmt, ...)
 static int fail_err(struct cupace_error **err, const struct cupace_err *e)
 {
     return fail_with(err, "%s", e->msg);
+}
+
+/* Whether WHAT may not be called here, with err set: no engine; inside
+ * the progress callback (the engine's lock is held, and every call takes
+ * it); or, for a call that waits for the engine (WAITS), on the engine's
+ * own thread, which it would wait for. */
+static int refused_here(const struct cupace_engine *e, const char *what, int waits,
+                        struct cupace_error **err)
+{
+    if (!e)
+        return fail_with(err, "%s: no engine (NULL)", what);
+    if (in_progress_of == e)
+        return fail_with(err, "%s: called from the progress callback, which must not call "
+                         "the engine", what);
+    if (waits && run_thread_of == e)
+        return fail_with(err, "%s: called on the engine's own thread (a done callback), which "
+                         "it would wait for", what);
+    return 0;
+}
+
+static enum api_state state_of(struct cupace_engine *e)
+{
+    enum api_state st;
+
+    pthread_mutex_lock(&e->lock);
+    st = e->state;
+    pthread_mutex_unlock(&e->lock);
+    return st;
 }
 
 const char *cupace_error_message(const struct cupace_error *err)
@@ -172,7 +209,9 @@ struct cupace_engine *cupace_engine_new(const char *path, struct cupace_error **
 
 static int before_start(struct cupace_engine *e, const char *what, struct cupace_error **err)
 {
-    if (e->state != API_NEW)
+    if (refused_here(e, what, 0, err) < 0)
+        return -1;
+    if (state_of(e) != API_NEW)
         return fail_with(err, "%s: the engine has already started", what);
     return 0;
 }
@@ -260,7 +299,9 @@ static void on_progress(void *ctx, const struct cupace_rt_progress *p)
         .pacer_state = p->pacer_state,
     };
 
+    in_progress_of = e;
     e->progress(e->progress_data, &pr);
+    in_progress_of = NULL;
 }
 
 /* A job ended: its outcome kept for wait, the caller's callback called
@@ -294,7 +335,10 @@ static void on_job_done(void *ctx, const struct cupace_rt_job_end *end)
 static void *run_thread(void *arg)
 {
     struct cupace_engine *e = arg;
-    int rc = cupace_rt_run(e->rt, &e->res, &e->run_err);
+    int rc;
+
+    run_thread_of = e;
+    rc = cupace_rt_run(e->rt, &e->res, &e->run_err);
 
     pthread_mutex_lock(&e->lock);
     /* every job has been reported but those the watchdog left in an op:
@@ -303,8 +347,12 @@ static void *run_thread(void *arg)
     for (size_t i = 0; i < e->njobs; i++) {
         struct api_job *j = e->jobs[i];
         if (j && !j->ended) {
+            /* how many of its partitions completed is not known once its
+             * op was left running: none is counted as completed */
             j->outcome = (struct cupace_job_outcome){
                 .size = sizeof j->outcome, .job = i, .data = j->data,
+                .partitions = j->partitions, .failed = j->partitions,
+                .latency_s = e->res.makespan_s,
                 .reason = "left in a stage op by the watchdog ([engine] stall_timeout)",
             };
             j->ended = 1;
@@ -398,7 +446,9 @@ int cupace_engine_start(struct cupace_engine *e, struct cupace_error **err)
         drop_pacer(e);
         return fail_with(err, "cannot start the engine's thread: %s", strerror(pe));
     }
+    pthread_mutex_lock(&e->lock);
     e->state = API_RUNNING;
+    pthread_mutex_unlock(&e->lock);
     cupace_rt_wait_ready(e->rt);   /* the run may also have ended at once: join says why */
     return 0;
 }
@@ -413,14 +463,19 @@ int cupace_engine_submit(struct cupace_engine *e, const struct cupace_job_spec *
     uint64_t bytes;
     int64_t id;
 
-    if (e->state != API_RUNNING)
+    enum api_state st;
+
+    if (refused_here(e, "cupace_engine_submit", 0, err) < 0)
+        return -1;
+    if ((st = state_of(e)) != API_RUNNING)
         return fail_with(err, "cupace_engine_submit: the engine is %s",
-                         e->state == API_NEW ? "not started" : "joined");
+                         st == API_NEW ? "not started" : "joined");
     if (!spec || spec->size < offsetof(struct cupace_job_spec, done) + sizeof spec->done)
         return fail_with(err, "cupace_engine_submit: a job spec of %u bytes: set its size to "
                          "sizeof(struct cupace_job_spec)", spec ? spec->size : 0);
     if (!(j = calloc(1, sizeof *j)))
         return fail_with(err, "out of memory");
+    j->partitions = spec->partitions;
     j->data = spec->data;
     j->done = spec->done;
     /* Every submission goes through here under e->lock, so the run numbers
@@ -458,6 +513,8 @@ int cupace_engine_wait(struct cupace_engine *e, uint64_t job, struct cupace_job_
 {
     struct api_job *j;
 
+    if (refused_here(e, "cupace_engine_wait", 1, err) < 0)
+        return -1;
     pthread_mutex_lock(&e->lock);
     if (job >= e->njobs || !e->jobs[job]) {
         pthread_mutex_unlock(&e->lock);
@@ -482,7 +539,7 @@ int cupace_engine_metrics(struct cupace_engine *e, struct cupace_metrics *out)
     struct cupace_metrics m = { .size = sizeof m };
     uint32_t size;
 
-    if (!out || out->size < sizeof out->size)
+    if (!out || out->size < sizeof out->size || refused_here(e, "cupace_engine_metrics", 0, NULL))
         return -1;
     if (e->rt)
         (void)cupace_rt_signals(e->rt, &m.signals);   /* zero before the run is set up */
@@ -505,7 +562,9 @@ uint64_t cupace_engine_credit(struct cupace_engine *e, uint64_t horizon_ns, int 
     if (!idle)
         idle = &dummy;
     *idle = 0;
-    return e->state == API_RUNNING ? cupace_rt_credit(e->rt, horizon_ns, idle) : 0;
+    if (refused_here(e, "cupace_engine_credit", 0, NULL) < 0)
+        return 0;
+    return state_of(e) == API_RUNNING ? cupace_rt_credit(e->rt, horizon_ns, idle) : 0;
 }
 
 static int reload_locked(struct cupace_engine *e, struct cupace_err *err)
@@ -537,10 +596,14 @@ int cupace_engine_reload(struct cupace_engine *e, struct cupace_error **err)
     struct cupace_err ce;
     int rc;
 
-    if (e->state != API_RUNNING)
-        return fail_with(err, "cupace_engine_reload: the engine is not running");
+    if (refused_here(e, "cupace_engine_reload", 0, err) < 0)
+        return -1;
     /* under e->lock: submit reads the config, and two reloads must not mix */
     pthread_mutex_lock(&e->lock);
+    if (e->state != API_RUNNING || e->run_over) {
+        pthread_mutex_unlock(&e->lock);
+        return fail_with(err, "cupace_engine_reload: the engine is not running");
+    }
     rc = reload_locked(e, &ce);
     pthread_mutex_unlock(&e->lock);
     return rc < 0 ? fail_err(err, &ce) : 0;
@@ -548,7 +611,8 @@ int cupace_engine_reload(struct cupace_engine *e, struct cupace_error **err)
 
 void cupace_engine_stop(struct cupace_engine *e, enum cupace_stop_how how)
 {
-    if (e->state != API_RUNNING)
+    /* a stop that races a join finds the run over: rt stays until free */
+    if (refused_here(e, "cupace_engine_stop", 0, NULL) < 0 || state_of(e) != API_RUNNING)
         return;
     if (how == CUPACE_STOP_CANCEL)
         cupace_rt_stop(e->rt, CUPACE_RT_CANCEL);
@@ -558,11 +622,26 @@ void cupace_engine_stop(struct cupace_engine *e, enum cupace_stop_how how)
 
 int cupace_engine_join(struct cupace_engine *e, struct cupace_error **err)
 {
-    if (e->state != API_RUNNING)
+    if (refused_here(e, "cupace_engine_join", 1, err) < 0)
+        return -1;
+    pthread_mutex_lock(&e->lock);
+    /* a second join at once waits for the first, and is then too late */
+    while (e->joining)
+        pthread_cond_wait(&e->cv, &e->lock);
+    if (e->state != API_RUNNING) {
+        enum api_state st = e->state;
+        pthread_mutex_unlock(&e->lock);
         return fail_with(err, "cupace_engine_join: the engine is %s",
-                         e->state == API_NEW ? "not started" : "joined already");
+                         st == API_NEW ? "not started" : "joined already");
+    }
+    e->joining = 1;
+    pthread_mutex_unlock(&e->lock);
     pthread_join(e->thread, NULL);
+    pthread_mutex_lock(&e->lock);
     e->state = API_JOINED;
+    e->joining = 0;
+    pthread_cond_broadcast(&e->cv);
+    pthread_mutex_unlock(&e->lock);
     if (e->run_rc < 0)
         return fail_err(err, &e->run_err);
     if (e->res.stalled)
@@ -574,7 +653,7 @@ int cupace_engine_free(struct cupace_engine *e)
 {
     if (!e)
         return 0;
-    if (e->state == API_RUNNING)
+    if (in_progress_of == e || run_thread_of == e || state_of(e) == API_RUNNING)
         return -1;                  /* threads of ours still run: join first */
     cupace_rt_destroy(e->rt);
     free_pacer(e->pacer);

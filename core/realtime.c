@@ -1443,15 +1443,17 @@ int cupace_rt_run(struct cupace_rt *rt, struct cupace_result *res, struct cupace
         pthread_mutex_lock(&rt->lock);
         replay_events(rt);
         cupace_dispatcher_finish(&rt->disp);
-        /* under the lock: a late stop call may still be setting these */
+        /* under the lock: a late stop call may still be setting these, an
+         * op the watchdog left behind may still return into the pipeline,
+         * and a reload may be swapping the controller */
         res->interrupted = rt->stop_called;
-        pthread_mutex_unlock(&rt->lock);
         cupace_result_end(res, &rt->pl, rt->pacer);
         res->has_lateness = 1;
         res->lateness = cupace_quantiles(rt->lateness, rt->nlateness);
         res->stage_failures = rt->stage_failures;
         snprintf(res->stage_failure, sizeof res->stage_failure, "%s", rt->stage_failure);
         gpu_time(rt, res);
+        pthread_mutex_unlock(&rt->lock);
     }
     return rc;
 }

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cupace/cupace.h>
 
@@ -370,9 +371,118 @@ START_TEST(a_blocked_op_is_caught_by_the_watchdog)
                   "%s", cupace_error_message(err));
     ck_assert_int_eq(cupace_engine_wait(e, stuck, &o, NULL), 0);     /* told, not lost */
     ck_assert_uint_eq(o.ok, 0);
+    ck_assert_uint_eq(o.partitions, 1);     /* once 0 of 0, beside ok = 0 */
+    ck_assert_uint_eq(o.failed, 1);
     __atomic_store_n(&release_blocked, 1, __ATOMIC_RELEASE);
     cupace_error_free(err);
     ck_assert_int_eq(cupace_engine_free(e), 0);  /* the run's memory stays for the thread left */
+}
+END_TEST
+
+/* ---- calls the contract forbids, refused rather than left to hang ---------- */
+
+static struct cupace_engine *cb_engine;
+static int cb_join_rc = 1, cb_wait_rc = 1, cb_metrics_rc = 1;
+static char cb_join_msg[256];
+
+static void join_from_done(void *data, const struct cupace_job_outcome *o)
+{
+    struct cupace_error *err = NULL;
+    struct cupace_job_outcome out = { .size = sizeof out };
+
+    int rc = cupace_engine_join(cb_engine, &err);
+
+    snprintf(cb_join_msg, sizeof cb_join_msg, "%s", cupace_error_message(err));
+    cb_wait_rc = cupace_engine_wait(cb_engine, o->job, &out, NULL);
+    cupace_error_free(err);
+    __atomic_store_n(&cb_join_rc, rc, __ATOMIC_RELEASE);    /* the last: the test reads on */
+}
+
+static void metrics_from_progress(void *data, const struct cupace_progress *p)
+{
+    struct cupace_metrics m = { .size = sizeof m };
+
+    if (!p->final)
+        __atomic_store_n(&cb_metrics_rc, cupace_engine_metrics(cb_engine, &m), __ATOMIC_RELEASE);
+}
+
+static void *join_thread(void *arg)
+{
+    struct cupace_error *err = NULL;
+    intptr_t rc = cupace_engine_join(arg, &err);
+
+    cupace_error_free(err);
+    return (void *)rc;
+}
+
+/* A join or wait from a done callback would wait for the thread it runs
+ * on: join once said 0 there, and the engine could no longer be stopped
+ * or freed; wait hung.  An engine call from the progress callback took the
+ * lock it is called with.  Two joins at once joined one thread twice. */
+START_TEST(calls_that_would_wait_for_themselves_are_refused)
+{
+    struct cupace_error *err = NULL;
+    struct cupace_engine *e;
+    pthread_t t[2];
+    void *rc[2];
+
+    cb_engine = e = engine(NULL);
+    submit(e, 1, &dummy, join_from_done);
+    for (int i = 0; i < 500 && __atomic_load_n(&cb_join_rc, __ATOMIC_ACQUIRE) == 1; i++)
+        nanosleep(&(struct timespec){ .tv_nsec = 10000000 }, NULL);
+    ck_assert_int_eq(cb_join_rc, -1);
+    ck_assert_msg(strstr(cb_join_msg, "engine's own thread"), "%s", cb_join_msg);
+    ck_assert_int_eq(cb_wait_rc, -1);
+    /* the engine runs on, and two joins at once both return */
+    submit(e, 2, &dummy, NULL);
+    cupace_engine_stop(e, CUPACE_STOP_DRAIN);
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(pthread_create(&t[i], NULL, join_thread, e), 0);
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], &rc[i]);
+    ck_assert_msg((rc[0] == 0) != (rc[1] == 0), "joins returned %ld and %ld", (long)(intptr_t)rc[0],
+                  (long)(intptr_t)rc[1]);
+    ck_assert_int_eq(cupace_engine_free(e), 0);
+
+    e = cupace_engine_new(NULL, &err);
+    ck_assert_ptr_nonnull(e);
+    ck_assert_int_eq(cupace_engine_set(e, "pacer.path", tu_plugins_dir(), &err), 0);
+    ck_assert_int_eq(cupace_engine_set(e, "pacer.name", "fixed", &err), 0);
+    ck_assert_int_eq(cupace_engine_set(e, "engine.memory_budget", "64MiB", &err), 0);
+    ck_assert_int_eq(cupace_engine_set(e, "workload.partition_memory", "1MiB", &err), 0);
+    ck_assert_int_eq(cupace_engine_set(e, "workload.release_at_kernel", "0", &err), 0);
+    ck_assert_int_eq(cupace_engine_set_stages(e, &test_stages, &err), 0);
+    ck_assert_int_eq(cupace_engine_on_progress(e, metrics_from_progress, NULL, 1000000, &err), 0);
+    cb_engine = e;
+    ck_assert_int_eq(cupace_engine_start(e, &err), 0);
+    submit(e, 4, &dummy, NULL);
+    cupace_engine_stop(e, CUPACE_STOP_DRAIN);
+    ck_assert_int_eq(cupace_engine_join(e, &err), 0);
+    ck_assert_int_eq(cb_metrics_rc, -1);
+    ck_assert_int_eq(cupace_engine_free(e), 0);
+    cupace_error_free(err);
+}
+END_TEST
+
+/* No engine: an error, not a crash. */
+START_TEST(a_null_engine_is_refused)
+{
+    struct cupace_error *err = NULL;
+    struct cupace_metrics m = { .size = sizeof m };
+    struct cupace_job_spec spec = { .size = sizeof spec, .partitions = 1 };
+
+    ck_assert_int_eq(cupace_engine_set(NULL, "engine.seed", "1", &err), -1);
+    ck_assert_ptr_nonnull(strstr(cupace_error_message(err), "no engine"));
+    ck_assert_int_eq(cupace_engine_start(NULL, &err), -1);
+    ck_assert_int_eq(cupace_engine_submit(NULL, &spec, NULL, &err), -1);
+    ck_assert_int_eq(cupace_engine_wait(NULL, 0, NULL, &err), -1);
+    ck_assert_int_eq(cupace_engine_reload(NULL, &err), -1);
+    ck_assert_int_eq(cupace_engine_join(NULL, &err), -1);
+    ck_assert_int_eq(cupace_engine_metrics(NULL, &m), -1);
+    ck_assert_uint_eq(cupace_engine_credit(NULL, 1000000000ULL, NULL), 0);
+    cupace_engine_stop(NULL, CUPACE_STOP_CANCEL);
+    ck_assert_int_eq(cupace_engine_free(NULL), 0);
+    cupace_error_free(err);
 }
 END_TEST
 
@@ -579,7 +689,9 @@ int main(void)
     tcase_add_test(tc, credit_follows_the_room_at_the_jobs_size);
     tcase_add_test(tc, bad_settings_and_stages_are_refused);
     tcase_add_test(tc, settings_that_disagree_wait_for_start);
-    tcase_add_test(tc, a_blocked_op_is_caught_by_the_watchdog);     /* last: it leaves a thread */
+    tcase_add_test(tc, a_blocked_op_is_caught_by_the_watchdog);
+    tcase_add_test(tc, calls_that_would_wait_for_themselves_are_refused);
+    tcase_add_test(tc, a_null_engine_is_refused);     /* last: it leaves a thread */
     suite_add_tcase(s, tc);
     return tu_run(s);
 }

@@ -106,7 +106,7 @@ struct cupace_progress {
 
 /* Called every INTERVAL_NS while the engine runs, and once at its end, on
  * the dispatcher thread with the engine's lock held: it must be quick and
- * must not call the engine.  Before start only. */
+ * must not call the engine (such calls are refused).  Before start only. */
 int cupace_engine_on_progress(struct cupace_engine *e,
                               void (*fn)(void *data, const struct cupace_progress *p),
                               void *data, uint64_t interval_ns, struct cupace_error **err);
@@ -150,7 +150,7 @@ int cupace_engine_submit(struct cupace_engine *e, const struct cupace_job_spec *
 
 /* Waits until job JOB has ended and copies its outcome (out->size set by
  * the caller; reason then points into the engine, valid until free).  From
- * any thread but a done callback's. */
+ * any thread but a done callback's (refused there). */
 int cupace_engine_wait(struct cupace_engine *e, uint64_t job, struct cupace_job_outcome *out,
                        struct cupace_error **err);
 
@@ -195,7 +195,8 @@ void cupace_engine_stop(struct cupace_engine *e, enum cupace_stop_how how);
  * every job's outcome has been given by then.  0, or -1 with the reason
  * when the run broke (a stage's worker_setup failed, out of memory, a
  * stage op caught by the watchdog, the controller stalled).  Any thread
- * but the engine's own. */
+ * but the engine's own (refused there); a second join at once returns
+ * -1 once the first has joined. */
 int cupace_engine_join(struct cupace_engine *e, struct cupace_error **err);
 
 /* Frees a new or joined engine.  A started engine not yet joined is left
