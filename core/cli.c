@@ -258,7 +258,9 @@ static int cmd_check_config(struct cupace_cli *cli)
     /* sections never named anywhere are instances too: check them */
     for (size_t i = 0; i < cfg->nsections; i++)
         add_label(labels, &n, 130, cfg->sections[i].label);
-    if (cupace_cli_check_pacers(cfg, labels, n, &err) < 0 || check_stage_plugin(cfg, &err) < 0) {
+    /* what serve and the queue commands would refuse at start */
+    if (cupace_cli_check_pacers(cfg, labels, n, &err) < 0 || check_stage_plugin(cfg, &err) < 0 ||
+        cupace_cli_check_queue_url(cfg, &err) < 0) {
         fprintf(stderr, "cupace: %s\n", err.msg);
         cupace_config_free(cfg);
         return CUPACE_EXIT_USAGE;
@@ -365,8 +367,10 @@ static int parse_args(struct cupace_cli *cli, int argc, char **argv)
  * or a closed pipe is not a success.  Said once, here, for every command. */
 static int stdout_written(int rc)
 {
+    errno = 0;
     if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "cupace: writing to stdout failed: %s\n", strerror(errno));
+        fprintf(stderr, "cupace: writing to stdout failed%s%s\n", errno ? ": " : "",
+                errno ? strerror(errno) : "");
         return rc == CUPACE_EXIT_OK ? CUPACE_EXIT_USAGE : rc;
     }
     return rc;

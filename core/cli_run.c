@@ -69,6 +69,50 @@ static int check_out(const char *file, const char *what)
     return -1;
 }
 
+/* Where FILE writes to: its device and inode where it exists ("-":
+ * stdout's), else its folder's real path and its name. */
+struct out_id {
+    int exists;
+    dev_t dev;
+    ino_t ino;
+    char path[8192];
+};
+
+static void out_id(const char *file, struct out_id *id)
+{
+    struct stat st;
+    char dir[4096], real[4096];
+    const char *slash = strrchr(file, '/');
+
+    id->exists = strcmp(file, "-") == 0 ? fstat(STDOUT_FILENO, &st) == 0 : stat(file, &st) == 0;
+    if (id->exists) {
+        id->dev = st.st_dev;
+        id->ino = st.st_ino;
+        return;
+    }
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - file) + 1 : 1, slash ? file : ".");
+    snprintf(id->path, sizeof id->path, "%s/%s", realpath(dir, real) ? real : dir,
+             slash ? slash + 1 : file);
+}
+
+/* Whether A and B name one file: the same name, or by another path to it
+ * (./x.csv and x.csv, /dev/stdout and -). */
+static int same_out(const char *a, const char *b)
+{
+    struct out_id x, y;
+
+    struct stat null;
+
+    out_id(a, &x);
+    out_id(b, &y);
+    if (x.exists && y.exists && x.dev == y.dev && x.ino == y.ino)
+        /* what goes to /dev/null twice joins nothing */
+        return !(stat("/dev/null", &null) == 0 && null.st_dev == x.dev && null.st_ino == x.ino);
+    if (strcmp(a, b) == 0)
+        return 1;
+    return !x.exists && !y.exists && strcmp(x.path, y.path) == 0;
+}
+
 /* The outputs asked for, checked before the run: each writable, no two
  * the same file (the second overwrote the first), at most one on stdout
  * (the two joined parse as neither), a plot that can be drawn.  -1 after
@@ -84,7 +128,7 @@ static int check_outputs(const struct cupace_cli *cli)
         if (!files[i])
             continue;
         for (int j = 0; j < i; j++)
-            if (files[j] && strcmp(files[i], files[j]) == 0) {
+            if (files[j] && same_out(files[i], files[j])) {
                 snprintf(msg, sizeof msg, "%s and %s both write to %s; give each its own file",
                          names[j], names[i], strcmp(files[i], "-") == 0 ? "stdout" : files[i]);
                 cupace_cli_usage_error(msg);

@@ -65,7 +65,7 @@ uint32_t cupace_dispatcher_dispatch(struct cupace_dispatcher *d, uint64_t now)
 
 /* One row at T: VALUES over the step from T, the controller's latest
  * interval and the device time so far. */
-static void emit(struct cupace_dispatcher *d, uint64_t t, const double *values)
+static void emit(struct cupace_dispatcher *d, uint64_t t, const double *values, double busy)
 {
     struct cupace_sample smp = {
         .t_s = (double)t / 1e9,
@@ -75,7 +75,7 @@ static void emit(struct cupace_dispatcher *d, uint64_t t, const double *values)
         .interval_s = d->last_interval == CUPACE_PACE_HOLD || d->held
                           ? NAN
                           : (double)d->last_interval / 1e9,
-        .busy_s = (double)d->pl->busy_ns / 1e9,
+        .busy_s = busy / 1e9,
     };
 
     if (cupace_result_add_sample(d->res, &smp) < 0)
@@ -86,6 +86,7 @@ static void accumulate(struct cupace_dispatcher *d, uint64_t to)
 {
     for (int i = 0; i < 4; i++)
         d->area[i] += d->state[i] * (double)(to - d->last_t);
+    d->busy += d->state[4] * (double)(to - d->last_t);
     d->last_t = to;
 }
 
@@ -95,7 +96,10 @@ static void accumulate(struct cupace_dispatcher *d, uint64_t to)
  * second and a synthesis of 50 ms, every row showed one in synthesis,
  * where the run held one for 5% of the time (19 times the report's mean
  * memory).  The means integrate to the report's.  A quiet stretch of
- * whole steps is one row: the state held all of it. */
+ * whole steps is one row: the state held all of it.  Each row carries the
+ * device-busy time up to its own time (the GPU panel's differences): the
+ * pipeline's total is as of the event that closes the step, and read there
+ * charged a long kernel to the rows before it (5000% busy). */
 static void integrate(struct cupace_dispatcher *d, uint64_t now)
 {
     uint64_t step = d->series_step_ns ? d->series_step_ns : 1;
@@ -108,12 +112,17 @@ static void integrate(struct cupace_dispatcher *d, uint64_t now)
             mean[i] = d->area[i] / (double)step;
             d->area[i] = 0;
         }
-        emit(d, d->bin_start, mean);
+        emit(d, d->bin_start, mean, d->bin_busy);
         d->bin_start += step;
+        d->bin_busy = d->busy;
         if (now - d->bin_start >= step) {
-            emit(d, d->bin_start, d->state);
-            d->bin_start += (now - d->bin_start) / step * step;
+            uint64_t whole = (now - d->bin_start) / step * step;
+
+            emit(d, d->bin_start, d->state, d->bin_busy);
+            d->busy += d->state[4] * (double)whole;
+            d->bin_start += whole;
             d->last_t = d->bin_start;
+            d->bin_busy = d->busy;
         }
     }
     accumulate(d, now);
@@ -125,6 +134,7 @@ static void take_state(struct cupace_dispatcher *d)
     d->state[1] = (double)d->pl->in_synthesis;
     d->state[2] = (double)d->pl->gpu_busy;
     d->state[3] = (double)d->pl->mem_reserved;
+    d->state[4] = (double)d->pl->busy_devices;
 }
 
 void cupace_dispatcher_observe(struct cupace_dispatcher *d, uint64_t now)
@@ -149,10 +159,10 @@ void cupace_dispatcher_finish(struct cupace_dispatcher *d)
 
         for (int i = 0; i < 4; i++)
             mean[i] = d->area[i] / (double)(end - d->bin_start);
-        emit(d, d->bin_start, mean);
+        emit(d, d->bin_start, mean, d->bin_busy);
     }
     take_state(d);
-    emit(d, end, d->state);
+    emit(d, end, d->state, d->busy);
 }
 
 int cupace_dispatcher_stalled(const struct cupace_dispatcher *d)

@@ -45,7 +45,8 @@ struct cupace_dispatcher {
     /* the step being integrated: from bin_start to last_t, the state
      * after the event at last_t holding since, area the integrals */
     uint64_t bin_start, last_t;
-    double state[4], area[4];       /* waiting, in synthesis, on a GPU, memory */
+    double state[5], area[4];       /* waiting, in synthesis, on a GPU, memory; devices busy */
+    double busy, bin_busy;          /* device-busy ns up to last_t, and up to bin_start */
     int any_dispatch;
     uint64_t last_dispatch;
     uint64_t last_interval;         /* the controller's last answer (for the series, the status) */

@@ -12,7 +12,7 @@
  * rewrite the operator's terminal (a CR in a value read as "got 'fixed'"
  * over what came before).  A tab reads as a space, any other control
  * character as '?'. */
-static void one_line(char *s)
+void cupace_one_line(char *s)
 {
     for (; *s; s++)
         if (*s == '\t')
@@ -30,7 +30,7 @@ int cupace_err_set(struct cupace_err *err, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err->msg, sizeof err->msg, fmt, ap);
     va_end(ap);
-    one_line(err->msg);
+    cupace_one_line(err->msg);
     return -1;
 }
 
@@ -56,6 +56,6 @@ int cupace_err_prefix(struct cupace_err *err, const char *fmt, ...)
         m = sizeof err->msg - 1 - n;
     memcpy(err->msg + n, old, m);
     err->msg[n + m] = '\0';
-    one_line(err->msg);
+    cupace_one_line(err->msg);
     return -1;
 }

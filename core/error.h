@@ -25,4 +25,9 @@ int cupace_err_set(struct cupace_err *err, const char *fmt, ...)
 int cupace_err_prefix(struct cupace_err *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Makes S one line of plain text in place: a tab a space, any other
+ * control character '?'.  Every message built here is; text a plugin
+ * hands over to be shown (a stage's reason) is passed through it. */
+void cupace_one_line(char *s);
+
 #endif

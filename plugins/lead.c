@@ -876,7 +876,7 @@ static int the_last(const struct lead_state *st, const struct cupace_signals *s,
 static int queue_outlasts(const struct lead_state *st, const struct cupace_signals *s)
 {
     return st->have_synth && !st->have_gpu && st->gpu_started && s->num_gpu_workers > 0 &&
-           (double)s->waiting * (double)(s->now_ns - st->t_gpu0) >=
+           s->now_ns > st->t_gpu0 && (double)s->waiting * (double)(s->now_ns - st->t_gpu0) >=
                (double)s->num_gpu_workers * st->synth_ns;
 }
 

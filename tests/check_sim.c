@@ -513,6 +513,35 @@ START_TEST(the_series_integrates_to_the_reports_means)
 }
 END_TEST
 
+/* Each row carries the device time up to its own time: read from the
+ * pipeline at the event that closed a step, a kernel of 100 s was charged
+ * to the rows before it, and the GPU panel drew 5000% busy. */
+START_TEST(the_series_device_time_is_as_of_each_row)
+{
+    struct cupace_config *cfg = tu_config_with_plugins(
+        "[engine]\ndevices = 1\nworkers_per_device = 1\nmemory_budget = 1TiB\n[pacer.g]\n"
+        "plugin = fixed\ninterval = 0\n[workload]\njobs = 1\npartitions_per_job = 3\n"
+        "arrival = backlog\npartition_memory = 1GiB\nsynth_time = 1s\nsynth_cv = 0\n"
+        "gpu_prep = 0\ngpu_kernel = 100s\ngpu_epilogue = 0\ngpu_cv = 0\n");
+    struct cupace_run_opts opts = { .record_series = 1, .series_step_ns = 1000000000ULL };
+    struct cupace_result r;
+    const struct cupace_sample *last;
+
+    tu_run_cfg_opts(cfg, "g", &opts, &r);
+    ck_assert_uint_gt(r.nseries, 3);
+    for (size_t i = 0; i + 1 < r.nseries; i++) {
+        double dt = r.series[i + 1].t_s - r.series[i].t_s;
+        double db = r.series[i + 1].busy_s - r.series[i].busy_s;
+        ck_assert_msg(db >= -1e-9 && db <= dt + 1e-9, "rows %zu-%zu: %g s busy in %g s", i, i + 1,
+                      db, dt);
+    }
+    last = &r.series[r.nseries - 1];
+    ck_assert_double_eq_tol(last->busy_s, r.gpu_busy_fraction * r.makespan_s, 1e-6);
+    cupace_result_free(&r);
+    cupace_config_free(cfg);
+}
+END_TEST
+
 /* The simulator polls the caller's stop requests at every event: a request
  * ends the run with a whole report, marked interrupted. */
 START_TEST(a_stop_request_ends_the_simulation_with_its_report)
@@ -1070,6 +1099,7 @@ int main(void)
     tcase_add_test(model, a_run_of_no_time_has_its_peak_and_no_throughput);
     tcase_add_test(model, the_series_shows_an_instant_after_its_last_event);
     tcase_add_test(model, the_series_integrates_to_the_reports_means);
+    tcase_add_test(model, the_series_device_time_is_as_of_each_row);
     tcase_add_test(model, fail_at_fails_the_partition_at_its_stage);
     tcase_add_test(model, fail_at_and_fail_rate_account_for_everything);
     tcase_add_test(model, traces_drive_arrivals);
