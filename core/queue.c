@@ -403,6 +403,10 @@ static int run(struct cupace_queue *q, enum stmt s, const char *const *params, P
         return CUPACE_QUEUE_OK;
     {
         char why[512];
+        const char *state = *res ? PQresultErrorField(*res, PG_DIAG_SQLSTATE) : NULL;
+        /* undefined_table: a table dropped after its statements were
+         * prepared is as missing as one never made (the prepare's mark) */
+        int missing = state && strcmp(state, "42P01") == 0;
 
         snprintf(why, sizeof why, "%s",
                  *res ? PQresultErrorMessage(*res) : PQerrorMessage(q->conn));
@@ -411,7 +415,8 @@ static int run(struct cupace_queue *q, enum stmt s, const char *const *params, P
         *res = NULL;
         if (PQstatus(q->conn) != CONNECTION_OK)
             return lose(q, err, names[s], why);
-        return cupace_err_set(err, "queue %s: %s: %s", q->table, names[s], why),
+        return cupace_err_set(err, "queue %s: %s: %s%s", q->table, names[s], why,
+                              missing ? " (run `cupace queue init`)" : ""),
                CUPACE_QUEUE_ERROR;
     }
 }
