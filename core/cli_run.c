@@ -42,13 +42,20 @@ static int close_out(FILE *fp, const char *file, const char *what)
     return bad ? -1 : 0;
 }
 
+/* The folder a file name is in: up to its last '/', or "." */
+static void folder_of(const char *file, char *dir, size_t len)
+{
+    const char *slash = strrchr(file, '/');
+
+    snprintf(dir, len, "%.*s", slash ? (int)(slash - file) + 1 : 1, slash ? file : ".");
+}
+
 /* Whether FILE can be written, asked before any work is done: a report
  * refused after an hour's run is an hour lost.  Its folder must let us
  * make it, or the file itself be writable; "-" is stdout. */
 static int check_out(const char *file, const char *what)
 {
     char dir[4096];
-    const char *slash = strrchr(file, '/');
     struct stat st;
 
     if (strcmp(file, "-") == 0)
@@ -61,7 +68,7 @@ static int check_out(const char *file, const char *what)
         if (access(file, W_OK) == 0)
             return 0;
     } else if (errno == ENOENT) {
-        snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - file) + 1 : 1, slash ? file : ".");
+        folder_of(file, dir, sizeof dir);
         if (access(dir, W_OK | X_OK) == 0)
             return 0;
     }
@@ -90,7 +97,7 @@ static void out_id(const char *file, struct out_id *id)
         id->ino = st.st_ino;
         return;
     }
-    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - file) + 1 : 1, slash ? file : ".");
+    folder_of(file, dir, sizeof dir);
     snprintf(id->path, sizeof id->path, "%s/%s", realpath(dir, real) ? real : dir,
              slash ? slash + 1 : file);
 }

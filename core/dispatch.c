@@ -90,6 +90,19 @@ static void accumulate(struct cupace_dispatcher *d, uint64_t to)
     d->last_t = to;
 }
 
+/* The row of the step from bin_start, SPAN long (a whole step, or the
+ * last one's part): the means of what was integrated over it. */
+static void close_bin(struct cupace_dispatcher *d, uint64_t span)
+{
+    double mean[4];
+
+    for (int i = 0; i < 4; i++) {
+        mean[i] = d->area[i] / (double)span;
+        d->area[i] = 0;
+    }
+    emit(d, d->bin_start, mean, d->bin_busy);
+}
+
 /* Integrates the state up to NOW, a row for each step completed.  A
  * sample of the state once a step, at whichever event came first, read
  * the rhythm of the controller, not the run's: with a dispatch every
@@ -105,14 +118,8 @@ static void integrate(struct cupace_dispatcher *d, uint64_t now)
     uint64_t step = d->series_step_ns ? d->series_step_ns : 1;
 
     while (now - d->bin_start >= step) {
-        double mean[4];
-
         accumulate(d, d->bin_start + step);
-        for (int i = 0; i < 4; i++) {
-            mean[i] = d->area[i] / (double)step;
-            d->area[i] = 0;
-        }
-        emit(d, d->bin_start, mean, d->bin_busy);
+        close_bin(d, step);
         d->bin_start += step;
         d->bin_busy = d->busy;
         if (now - d->bin_start >= step) {
@@ -154,13 +161,8 @@ void cupace_dispatcher_finish(struct cupace_dispatcher *d)
     if (!d->record_series)
         return;
     integrate(d, end);
-    if (end > d->bin_start) {
-        double mean[4];
-
-        for (int i = 0; i < 4; i++)
-            mean[i] = d->area[i] / (double)(end - d->bin_start);
-        emit(d, d->bin_start, mean, d->bin_busy);
-    }
+    if (end > d->bin_start)
+        close_bin(d, end - d->bin_start);
     take_state(d);
     emit(d, end, d->state, d->busy);
 }
