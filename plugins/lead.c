@@ -100,6 +100,10 @@
 /* A drain needs at least this many rounds of synthesis pending (see
  * probe_holds). */
 #define PROBE_ROUNDS 8
+/* A first drain by a step of the spread (drain_step) needs this many
+ * steps pending: on a CPU that was not full it idles one step for about
+ * a synthesis, at most 1% of the work left. */
+#define STEP_COST 100
 /* Whether more work is coming is judged on the latest this many instants
  * work arrived at: a daemon that idled over a weekend is as busy as the
  * arrivals since then say, not as the mean since it started (which read
@@ -152,6 +156,7 @@ struct lead_state {
     uint64_t last_now;
     int was_short;
     uint64_t drain_from;            /* n when the drain now began; 0: none */
+    uint64_t drain_to;              /* and the level it goes to */
     uint64_t drain_end, drain_level;/* when the last ended, and at what n */
     int level_seen;                 /* syntheses that lived all at that level and ended */
     double level_ns;                /* their total time */
@@ -561,9 +566,10 @@ static int cpu_under(const struct lead_state *st)
  * from it held a pipeline of 50 partitions on 9 CPUs at 2 for a whole
  * synthesis (1.20 of greedy's makespan). */
 /* Who asks whether the work pending is the last (the_last): the CPU
- * probe, before a drain; the cap, before it is passed; or the pacing, of
- * a burst's or a stream's last. */
-enum last_asker { LAST_FOR_PROBE, LAST_FOR_CAP, LAST_FOR_PACING };
+ * probe, before a drain (at the CPU's rate where it is shown the slower:
+ * probe_holds); the cap, before it is passed; or the pacing, of a burst's
+ * or a stream's last. */
+enum last_asker { LAST_FOR_PROBE, LAST_FOR_PROBE_AT_CPU, LAST_FOR_CAP, LAST_FOR_PACING };
 
 static int the_last(const struct lead_state *st, const struct cupace_signals *s,
                     enum last_asker asker);
@@ -591,6 +597,23 @@ static int starvation_certain(const struct lead_state *st, const struct cupace_s
  * drain is judged against the whole fill's mean */
 #define FILL_REF_CV2 (0.25 * 0.25)
 
+/* A first drain smaller than a quarter where synthesis is steady: a step
+ * of twice the relative spread of synthesis times (at least one), which
+ * three syntheses at the level tell as surely as a quarter at cv 0.125.
+ * 0 where the spread is wider, or not yet seen (the first fill's first to
+ * end are its short ones). */
+static uint64_t drain_step(const struct lead_state *st, uint64_t high)
+{
+    double f;
+
+    if (!st->first_fill || st->synth_count < st->first_fill || !(st->synth_ns > 0))
+        return 0;
+    f = 2 * sqrt(st->synth_var) / st->synth_ns;
+    if (!(f < 0.25))
+        return 0;
+    return f * (double)high >= 1 ? (uint64_t)(f * (double)high) : 1;
+}
+
 static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
 {
     uint64_t n = s->in_synthesis;
@@ -605,7 +628,7 @@ static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
     if (st->ep_most_prev > high)
         high = st->ep_most_prev;
     if (st->drain_from) {
-        uint64_t level = st->drain_from - st->drain_from / 4;
+        uint64_t level = st->drain_to;
 
         if (unsure && n > floor_n && n > level)
             return 1;
@@ -644,57 +667,80 @@ static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
      * level that sped up has shown the CPU oversubscribed already, and the
      * next drain begins at once: waiting for the GPUs' starvation to show
      * again let n climb back (1.515 of the bound on synth-bound over 100
-     * seeds; 1.491 so) */
-    if (st->have_gpu && (st->starved > 0.5 || starvation_certain(st, s) || sped_on(st)) &&
-        high > floor_n && !cpu_under(st) &&
-        s->pending >= PROBE_ROUNDS * high && !memory_full(s) &&
-        (!st->drain_end || level_sped_up(st) || (st->cpu.over && !isfinite(st->level_llr))) &&
-        !the_last(st, s, LAST_FOR_PROBE)) {
-        uint64_t level = high - high / 4;
+     * seeds; 1.491 so).
+     *
+     * Whether the work pending is the last is asked at the GPUs' rate: on
+     * a CPU that may not be oversubscribed, a drain where the GPUs would
+     * take all that is pending within a synthesis idles CPUs near the end
+     * (with the CPU's rate, held-out draws 4-42 had 258 workloads more
+     * than 1% behind greedy's makespan; 243 so).  But where a level's
+     * verdict said clearly (LEVEL_CLEAR) that it ran faster, the CPU is
+     * the slower, and the end of the work is as near as the CPU makes it:
+     * at the GPUs' rate, 8 syntheses on 2 CPUs, feeding GPUs that take a
+     * round in seconds, held greedy's 4.0 times the bound all through 25
+     * rounds of synthesis.  And where synthesis is steady, a first drain
+     * by a step of its spread (drain_step) costs a CPU that was not full
+     * so little that it may go wherever STEP_COST steps are pending, the
+     * end judged at the CPU's rate too (that workload: 2.0 times the
+     * bound, at greedy's makespan). */
+    if (!(st->have_gpu && (st->starved > 0.5 || starvation_certain(st, s) || sped_on(st)) &&
+          high > floor_n && !cpu_under(st) && !memory_full(s) &&
+          (!st->drain_end || level_sped_up(st) || (st->cpu.over && !isfinite(st->level_llr)))))
+        return 0;
+    int shown = st->drain_end && level_sped_up(st) && isfinite(st->level_llr) &&
+                st->level_llr >= LEVEL_CLEAR;
+    uint64_t small = st->drain_end ? 0 : drain_step(st, high), level;
 
-        /* the reference: the last level's syntheses, which lived all at
-         * it; the mean of all of them lags each level (levels below the
-         * limit looked sped up against it).  Before a first drain, that
-         * mean, of about 1 / SYNTH_ALPHA syntheses: the latest alone are
-         * the first fill's long tail where the CPU is not shared, and a
-         * first level judged against them looked sped up where it was not
-         * (1.05 of greedy's makespan, as many CPUs as syntheses) */
-        st->level_sped = st->drain_end && level_sped_up(st);
-        /* after a level that sped up, down from it: until the slots are
-         * placed nothing caps n, which climbs back between the verdict and
-         * the next drain, and a drain from there tried the same level
-         * again, which looked no faster than itself (with the first drain
-         * begun as the fill ends, synth-bound seed 3 held 14 for good, 2.53
-         * of the bound; 1.44 so) */
-        if (st->level_sped && st->drain_level < high) {
-            high = st->drain_level;
-            level = high - high / 4;
-        }
-        if (st->drain_end && st->level_seen > 0) {
-            st->drain_ns = st->level_ns / st->level_seen;
-            st->drain_k = st->level_seen;
-            st->ref_fill = 0;
-        } else if (st->fill_k > 0 && st->fill_k < st->first_fill &&
-                   st->synth_var < FILL_REF_CV2 * st->synth_ns * st->synth_ns) {
-            /* a drain begun as the fill ends: the whole fill's mean, as
-             * the rest of it ends (sample_synthesis); its first to end
-             * are its short ones.  Only where synthesis is steady: at cv
-             * 0.5 the level's own first three to end are short ones too,
-             * and against the fill's unbiased mean they looked sped up
-             * (n fell to 7 with 12 CPUs) */
-            st->ref_fill = 1;
-            refer_to_fill(st);
-        } else {
-            st->drain_ns = st->synth_ns;
-            st->drain_k = (int)(1 / SYNTH_ALPHA);
-        }
-        st->drain_from = high;
-        st->level_t0 = s->now_ns;
-        st->level_llr = NAN;
-        st->llr_done = 0;
-        return n > (level > floor_n ? level : floor_n);
+    if (s->pending >= PROBE_ROUNDS * high &&
+        !the_last(st, s, shown ? LAST_FOR_PROBE_AT_CPU : LAST_FOR_PROBE))
+        level = high - high / 4;
+    else if (small && s->pending >= STEP_COST * small && !the_last(st, s, LAST_FOR_PROBE_AT_CPU))
+        level = high - small;
+    else
+        return 0;
+
+    /* the reference: the last level's syntheses, which lived all at
+     * it; the mean of all of them lags each level (levels below the
+     * limit looked sped up against it).  Before a first drain, that
+     * mean, of about 1 / SYNTH_ALPHA syntheses: the latest alone are
+     * the first fill's long tail where the CPU is not shared, and a
+     * first level judged against them looked sped up where it was not
+     * (1.05 of greedy's makespan, as many CPUs as syntheses) */
+    st->level_sped = st->drain_end && level_sped_up(st);
+    /* after a level that sped up, down from it: until the slots are
+     * placed nothing caps n, which climbs back between the verdict and
+     * the next drain, and a drain from there tried the same level
+     * again, which looked no faster than itself (with the first drain
+     * begun as the fill ends, synth-bound seed 3 held 14 for good, 2.53
+     * of the bound; 1.44 so) */
+    if (st->level_sped && st->drain_level < high) {
+        high = st->drain_level;
+        level = high - high / 4;
     }
-    return 0;
+    if (st->drain_end && st->level_seen > 0) {
+        st->drain_ns = st->level_ns / st->level_seen;
+        st->drain_k = st->level_seen;
+        st->ref_fill = 0;
+    } else if (st->fill_k > 0 && st->fill_k < st->first_fill &&
+               st->synth_var < FILL_REF_CV2 * st->synth_ns * st->synth_ns) {
+        /* a drain begun as the fill ends: the whole fill's mean, as
+         * the rest of it ends (sample_synthesis); its first to end
+         * are its short ones.  Only where synthesis is steady: at cv
+         * 0.5 the level's own first three to end are short ones too,
+         * and against the fill's unbiased mean they looked sped up
+         * (n fell to 7 with 12 CPUs) */
+        st->ref_fill = 1;
+        refer_to_fill(st);
+    } else {
+        st->drain_ns = st->synth_ns;
+        st->drain_k = (int)(1 / SYNTH_ALPHA);
+    }
+    st->drain_from = high;
+    st->drain_to = level;
+    st->level_t0 = s->now_ns;
+    st->level_llr = NAN;
+    st->llr_done = 0;
+    return n > (level > floor_n ? level : floor_n);
 }
 
 /* Whether what is pending is the last of the work, needed so soon that it
@@ -832,6 +878,12 @@ static int the_last(const struct lead_state *st, const struct cupace_signals *s,
     horizon = lead * exp(st->z * sqrt(s2) - s2 / 2);
     /* mu is W/P, or D/K where that is the smaller */
     double rate = of_a_burst && !st->arrival_n ? workers_rate(st, s) : st->mu;
+    int probe = asker == LAST_FOR_PROBE || asker == LAST_FOR_PROBE_AT_CPU;
+
+    /* what is in synthesis over a synthesis: the CPU's own rate */
+    if (asker == LAST_FOR_PROBE_AT_CPU && st->synth_ns > 0 &&
+        (double)s->in_synthesis / st->synth_ns < rate)
+        rate = (double)s->in_synthesis / st->synth_ns;
     /* what arrived since t0: since the first, or where the ring is full
      * since its oldest */
     uint64_t t0 = st->t_first, work0 = 0, n = st->arrival_n, newest;
@@ -849,7 +901,7 @@ static int the_last(const struct lead_state *st, const struct cupace_signals *s,
     newest = n ? st->arrival_work[(st->arrival_n + ARRIVALS_KEPT - 1) % ARRIVALS_KEPT] : 0;
     later = of_a_burst ? (double)n : (double)(newest - work0);
     if (s->now_ns > t0 && later / (double)(s->now_ns - t0) * horizon >= 1 &&
-        !(asker != LAST_FOR_PROBE && stream_ended(st, s->now_ns, t0, n, horizon) &&
+        !(!probe && stream_ended(st, s->now_ns, t0, n, horizon) &&
           (of_a_burst || gpus_take_at_once(st, s))))
         return 0;
     /* none ended since the pipeline was empty: nothing waits, no GPU holds one */
