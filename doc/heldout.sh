@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT OR Apache-2.0
-# heldout.sh [CUPACE] [COUNT] [DRAW] -- controllers on workloads nobody
+# heldout.sh [CUPACE] [COUNT] [DRAW] [change] -- controllers on workloads nobody
 # tuned on: COUNT (150) random workloads, each a set of --set changes on
 # conf/cupace.ini (devices, workers, exclusive or shared kernels, synthesis
 # time, spread and law, CPUs against synthesis workers, kernel time,
@@ -9,11 +9,16 @@
 # greedy, lead and proctime on 6 paired seeds.  One line per workload,
 # then per controller the mean makespan ratio to greedy, how many are
 # more than 1% (and 2%) behind, the worst, and the mean memory over bound.
+# With `change`, each workload of the draw (the same ones) also gets a step
+# change at 120, 300 or 600 s: its kernel or its synthesis twice or half as
+# long, or 1.5 or 0.67 times (drawn from a second generator, so that the
+# workloads themselves are those without it).
 #   CUPACE_PACER_PATH=build/plugins/.libs doc/heldout.sh build/cupace 150 2
 set -eu
 cupace=${1:-cupace}
 count=${2:-150}
 draw=${3:-1}
+change=${4:-}
 here=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp)
 out=$(mktemp)
@@ -21,21 +26,30 @@ trap 'rm -f "$tmp" "$tmp.w" "$out"' EXIT
 
 # the workloads: a 32-bit LCG in awk's doubles (exact below 2^53), so that
 # mawk and gawk draw alike
-awk -v n="$count" -v seed="$draw" '
+awk -v n="$count" -v seed="$draw" -v change="$change" '
   function u() { x = (1664525 * x + 1013904223) % 4294967296; return x / 4294967296 }
   function pick(list,   a, k) { k = split(list, a, " "); return a[int(u() * k) + 1] }
+  function v() { y = (1664525 * y + 1013904223) % 4294967296; return y / 4294967296 }
+  function vpick(list,   a, k) { k = split(list, a, " "); return a[int(v() * k) + 1] }
   BEGIN {
     x = seed * 2654435761 % 4294967296
+    y = (seed + 1000) * 2654435761 % 4294967296
     for (i = 1; i <= n; i++) {
       sw = pick("8 12 18 24 36 48"); slots = int(sw * pick("0.3 0.5 0.7 1 1 1.5")); if (slots < 1) slots = 1
       ex = pick("yes yes no"); arr = pick("backlog backlog poisson burst")
       s = sprintf("engine.devices=%s engine.workers_per_device=%s workload.gpu_exclusive=%s", pick("1 1 2 3"), pick("1 2 2 3"), ex)
-      s = s sprintf(" workload.synth_time=%ss workload.synth_cv=%s engine.synth_workers=%s workload.cpu_slots=%d", pick("5 10 20 30 45 60"), pick("0 0.1 0.15 0.3 0.5"), sw, slots)
-      s = s sprintf(" workload.gpu_kernel=%ss workload.arrival=%s workload.jobs=%s workload.partitions_per_job=%s", pick("0.5 1 1.5 2.5 4"), arr, pick("10 20 40"), pick("1 5 10"))
+      st = pick("5 10 20 30 45 60")
+      s = s sprintf(" workload.synth_time=%ss workload.synth_cv=%s engine.synth_workers=%s workload.cpu_slots=%d", st, pick("0 0.1 0.15 0.3 0.5"), sw, slots)
+      gk = pick("0.5 1 1.5 2.5 4")
+      s = s sprintf(" workload.gpu_kernel=%ss workload.arrival=%s workload.jobs=%s workload.partitions_per_job=%s", gk, arr, pick("10 20 40"), pick("1 5 10"))
       s = s sprintf(" workload.gpu_cv=%s workload.synth_dist=%s engine.memory_budget=%s", pick("0.02 0.05 0.2"), pick("lognormal gamma"), pick("314GiB 600GiB 2000GiB"))
       if (ex == "no") s = s " workload.contention=" pick("1.0 1.3 2.0")
       if (arr == "poisson") s = s " workload.interarrival=" pick("10 30 60 120") "s"
       if (arr == "burst") s = s " workload.burst_jobs=" pick("2 3 5") " workload.burst_every=" pick("5m 10m")
+      if (change != "") {
+        f = vpick("2 0.5 1.5 0.67")
+        s = s " workload.change=" vpick("120 300 600") "s:" (v() < 0.5 ? "gpu_kernel=" gk * f : "synth_time=" st * f) "s"
+      }
       print s
     }
   }' >"$tmp.w"

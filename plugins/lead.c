@@ -566,8 +566,8 @@ static int cpu_under(const struct lead_state *st)
  * from it held a pipeline of 50 partitions on 9 CPUs at 2 for a whole
  * synthesis (1.20 of greedy's makespan). */
 /* Who asks whether the work pending is the last (the_last): the CPU
- * probe, before a drain (at the CPU's rate where it is shown the slower:
- * probe_holds); the cap, before it is passed; or the pacing, of a burst's
+ * probe, before a drain (at the CPU's rate where it is shown the slower,
+ * or for a first drain by a step: probe_holds); the cap, before it is passed; or the pacing, of a burst's
  * or a stream's last. */
 enum last_asker { LAST_FOR_PROBE, LAST_FOR_PROBE_AT_CPU, LAST_FOR_CAP, LAST_FOR_PACING };
 
@@ -597,7 +597,7 @@ static int starvation_certain(const struct lead_state *st, const struct cupace_s
  * drain is judged against the whole fill's mean */
 #define FILL_REF_CV2 (0.25 * 0.25)
 
-/* A first drain smaller than a quarter where synthesis is steady: a step
+/* A first drain of no more than a quarter where synthesis is steady: a step
  * of twice the relative spread of synthesis times (at least one), which
  * three syntheses at the level tell as surely as a quarter at cv 0.125.
  * 0 where the spread is wider, or not yet seen (the first fill's first to

@@ -948,13 +948,6 @@ START_TEST(lead_drains_on_from_a_level_that_sped_up)
 }
 END_TEST
 
-/* As many CPUs as synthesis workers (18), and 100 partitions: under six
- * rounds of synthesis.  The GPUs starve, since the CPU is the bottleneck,
- * but no signal says it is not oversubscribed, and a drain by a quarter
- * idles 4 CPUs for a synthesis that the rest of the work never wins back:
- * with a drain wherever a round was pending, lead ended 1.0125 of
- * greedy's makespan over these 6 seeds (1.0387 on 12 CPUs with Poisson
- * arrivals).  With under PROBE_ROUNDS rounds pending it does not probe. */
 /* 8 syntheses on 2 CPUs, all alike, and GPUs that take a round of
  * synthesis in seconds: the GPUs could take all 200 partitions within one
  * (stretched) synthesis, which read as "the last of the work", and lead
@@ -976,6 +969,13 @@ START_TEST(lead_probes_a_cpu_the_gpus_outrun)
 }
 END_TEST
 
+/* As many CPUs as synthesis workers (18), and 100 partitions: under six
+ * rounds of synthesis.  The GPUs starve, since the CPU is the bottleneck,
+ * but no signal says it is not oversubscribed, and a drain by a quarter
+ * idles 4 CPUs for a synthesis that the rest of the work never wins back:
+ * with a drain wherever a round was pending, lead ended 1.0125 of
+ * greedy's makespan over these 6 seeds (1.0387 on 12 CPUs with Poisson
+ * arrivals).  With under PROBE_ROUNDS rounds pending it does not probe. */
 START_TEST(lead_does_not_probe_a_short_backlog)
 {
     const char *sets[] = { "engine.devices=3", "engine.workers_per_device=1",
