@@ -107,7 +107,6 @@ static void out_id(const char *file, struct out_id *id)
 static int same_out(const char *a, const char *b)
 {
     struct out_id x, y;
-
     struct stat null;
 
     out_id(a, &x);

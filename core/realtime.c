@@ -287,10 +287,11 @@ static void host_retire_device(void *ctx, const struct cupace_part_view *v, cons
     pthread_mutex_lock(&rt->lock);
     if (!d->retired) {
         d->retired = 1;
-        if (rt->nretired++ == 0)
+        if (rt->nretired++ == 0) {
             snprintf(rt->lost, sizeof rt->lost, "GPU device %u lost: %s", v->device,
                      why && why[0] ? why : "no reason given");
-        cupace_one_line(rt->lost);      /* the stage's text, shown on a terminal */
+            cupace_one_line(rt->lost);  /* the stage's text, shown on a terminal */
+        }
         crew_wake_all(&rt->gpu_crew);   /* its idle workers leave; the others sleep again */
         if (rt->nretired == rt->pl.ndevices) {
             char first[sizeof rt->lost];
@@ -584,10 +585,11 @@ static void record_failure(struct cupace_rt *rt, uint32_t id, const char *op, co
 {
     const struct cupace_part *p = &rt->pl.parts[id];
 
-    if (rt->stage_failures++ == 0)
+    if (rt->stage_failures++ == 0) {
         snprintf(rt->stage_failure, sizeof rt->stage_failure, "job %u partition %u: %s: %s",
                  p->job, id - rt->pl.jobs[p->job].first, op, why[0] ? why : "no reason given");
-    cupace_one_line(rt->stage_failure);     /* the stage's text, shown on a terminal */
+        cupace_one_line(rt->stage_failure); /* the stage's text, shown on a terminal */
+    }
     if (rt->job_reason && !rt->job_reason[p->job]) {
         char text[512];
 

@@ -567,8 +567,8 @@ static int cpu_under(const struct lead_state *st)
  * synthesis (1.20 of greedy's makespan). */
 /* Who asks whether the work pending is the last (the_last): the CPU
  * probe, before a drain (at the CPU's rate where it is shown the slower,
- * or for a first drain by a step: probe_holds); the cap, before it is passed; or the pacing, of a burst's
- * or a stream's last. */
+ * or for a first drain by a step: probe_holds); the cap, before it is
+ * passed; or the pacing, of a burst's or a stream's last. */
 enum last_asker { LAST_FOR_PROBE, LAST_FOR_PROBE_AT_CPU, LAST_FOR_CAP, LAST_FOR_PACING };
 
 static int the_last(const struct lead_state *st, const struct cupace_signals *s,
@@ -687,8 +687,8 @@ static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
           high > floor_n && !cpu_under(st) && !memory_full(s) &&
           (!st->drain_end || level_sped_up(st) || (st->cpu.over && !isfinite(st->level_llr)))))
         return 0;
-    int shown = st->drain_end && level_sped_up(st) && isfinite(st->level_llr) &&
-                st->level_llr >= LEVEL_CLEAR;
+    /* a clear verdict (LEVEL_CLEAR is above LEVEL_SPED) that it sped up */
+    int shown = st->drain_end && isfinite(st->level_llr) && st->level_llr >= LEVEL_CLEAR;
     uint64_t small = st->drain_end ? 0 : drain_step(st, high), level;
 
     if (s->pending >= PROBE_ROUNDS * high &&
