@@ -44,6 +44,8 @@
  *    until they say more.
  *    An operator who knows the slots can say them (`slots`): then no more
  *    are started from the first dispatch on, before any synthesis ends.
+ *    Where the work itself shifts (a step in synthesis time that no change
+ *    of n explains), the fit and the probe start over (probe_forget).
  *  - Safety stock: z standard deviations of the partitions that arrive
  *    during one lead.  Dispatches spaced 1/mu apart with lead times of
  *    spread sigma_S give that count a variance of mu sigma_S / sqrt(pi);
@@ -151,6 +153,7 @@ struct lead_state {
     double ep_lead[EPOCHS];
     unsigned nep, ep_next;
     struct cpu_share cpu;
+    unsigned cpu_shifts;            /* the work's shifts the probe has started over after */
     /* the CPU probe (probe_holds) */
     double starved;                 /* the share of about the last synthesis short of feed */
     uint64_t last_now;
@@ -353,6 +356,23 @@ static int short_of_feed(const struct cupace_signals *s)
     return s->pending > 0 && s->waiting == 0 && s->gpu_busy_workers < s->num_gpu_workers;
 }
 
+/* The work itself shifted (cpu_share_shift): what the probe learnt of
+ * levels and drains was of the old work.  Faster syntheses read as a level
+ * that sped up, and the probe drained 14 in synthesis to 7 on 12 CPUs; a
+ * lead read of old and new work alike is neither's. */
+static void probe_forget(struct lead_state *st)
+{
+    st->drain_from = st->drain_to = 0;
+    st->drain_end = st->drain_level = st->drained_from = 0;
+    st->level_seen = 0;
+    st->level_ns = 0;
+    st->level_sped = 0;
+    st->level_llr = NAN;
+    st->llr_done = 0;
+    st->nep = 0;
+    st->starved = 0;
+}
+
 static void lead_update(void *state, const struct cupace_signals *s)
 {
     struct lead_state *st = state;
@@ -373,6 +393,10 @@ static void lead_update(void *state, const struct cupace_signals *s)
     sample_synthesis(st, s);
     epoch(st, s);
     cpu_share_update(&st->cpu, s);
+    if (st->cpu.shifts != st->cpu_shifts) {
+        st->cpu_shifts = st->cpu.shifts;
+        probe_forget(st);
+    }
     /* the level's verdict, at every end while n is held at it or since */
     if (st->drain_end && !st->drain_from && st->drained_from > st->drain_level &&
         s->synth_done != st->llr_done) {
@@ -991,12 +1015,13 @@ static int lead_describe(void *state, char *buf, size_t len)
     struct lead_state *st = state;
 
     return snprintf(buf, len, "rate_per_s=%.4g lead_s=%.4g slots=%u slots_known=%d safety=%.3g "
-                    "target=%.3g position=%.3g overlap=%d interval_s=%.4g",
+                    "target=%.3g position=%.3g overlap=%d interval_s=%.4g work_shifts=%u",
                     st->mu * 1e9, st->lead_ns / 1e9,
                     st->slots ? (unsigned)st->slots : st->cpu.slots,
                     slots_known(st), st->safety, st->target,
                     st->position, st->overlap,
-                    st->last_interval == CUPACE_PACE_HOLD ? -1.0 : (double)st->last_interval / 1e9);
+                    st->last_interval == CUPACE_PACE_HOLD ? -1.0 : (double)st->last_interval / 1e9,
+                    st->cpu.shifts);
 }
 
 const struct cupace_pacer cupace_pacer_entry = {

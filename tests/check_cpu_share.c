@@ -275,6 +275,61 @@ START_TEST(the_test_says_nothing_without_a_cohort)
 }
 END_TEST
 
+START_TEST(a_shift_in_the_work_starts_the_fit_over)
+{
+    static const unsigned levels[] = { 8, 16, 10, 14 };
+    static const double factor[] = { 2, 0.5, 1.5, 0.67 };
+    struct ps_model m;
+    struct cpu_share *cs = calloc(1, sizeof *cs);
+    double shifted_at = 0;
+
+    /* 12 CPUs located on 30 s syntheses, then the work steps: counted with
+     * the old, the new read as a wandering number of slots (5 to 16 on 12
+     * CPUs in the simulator), and lead's probe read faster work as a level
+     * that ran faster */
+    ps_init(&m, 12, 30, 0.15, (uint64_t)_i + 1, observe, cs);
+    ps_schedule(&m, 2000, 45, levels, 4);
+    ck_assert(cs->over && cs->under);
+    ck_assert_uint_eq(cs->shifts, 0);
+    m.work_s *= factor[_i % 4];
+    for (unsigned k = 0; m.now < 5000; k++) {
+        ps_run(&m, m.now + 45, levels[k % 4]);
+        if (cs->shifts && !shifted_at)
+            shifted_at = m.now;
+    }
+    ck_assert_msg(shifted_at > 0 && shifted_at < 2000 + 20 * m.work_s,
+                  "work x%.2f: the shift seen at %.0f s", factor[_i % 4], shifted_at);
+    ck_assert_msg(cs->shifts == 1, "%u shifts for one", cs->shifts);
+    /* and learnt anew on the new work alone */
+    ck_assert_msg(cs->over && cs->under && cs->slots >= 12 && cs->slots <= 13, "slots %u",
+                  cs->slots);
+    ck_assert_msg(fabs(cpu_share_work_ns(cs) / (m.work_s * 1e9) - 1) < 0.1, "work %.2f s of %.2f",
+                  cpu_share_work_ns(cs) / 1e9, m.work_s);
+    free(cs);
+}
+END_TEST
+
+START_TEST(changes_in_n_are_no_shift_in_the_work)
+{
+    static const unsigned levels[] = { 8, 16, 10, 14, 9, 15 };
+    static const unsigned drains[] = { 18, 14, 11, 9, 12, 18 };
+    struct ps_model m;
+    struct cpu_share *cs = calloc(1, sizeof *cs);
+
+    /* what n does moves the work read under each c, one way at one slot and
+     * the other at the most: levels crossing the slots, the fills and
+     * drains of lead's probe, a long stretch at one level */
+    ps_init(&m, 12, 30, _i < 3 ? 0.15 : 0.4, (uint64_t)_i + 1, observe, cs);
+    ps_schedule(&m, 3000, 45, levels, 6);
+    ps_schedule(&m, 6000, 200, drains, 6);
+    ps_run(&m, 9000, 12);
+    ps_schedule(&m, 12000, 20, levels, 6);
+    ck_assert_msg(cs->shifts == 0, "%u shifts where the work never changed", cs->shifts);
+    ck_assert(cs->over && cs->under);
+    free(cs);
+}
+END_TEST
+
 START_TEST(any_signals_at_all_are_survived)
 {
     struct cpu_share *cs = calloc(1, sizeof *cs);
@@ -332,6 +387,8 @@ int main(void)
     tcase_add_loop_test(tc, a_level_that_ran_faster_is_told_from_one_that_did_not, 0, 6);
     tcase_add_test(tc, syntheses_still_running_are_evidence);
     tcase_add_test(tc, the_test_says_nothing_without_a_cohort);
+    tcase_add_loop_test(tc, a_shift_in_the_work_starts_the_fit_over, 0, 8);
+    tcase_add_loop_test(tc, changes_in_n_are_no_shift_in_the_work, 0, 6);
     tcase_add_loop_test(tc, any_signals_at_all_are_survived, 0, 4);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
