@@ -537,12 +537,18 @@ int cupace_engine_wait(struct cupace_engine *e, uint64_t job, struct cupace_job_
 int cupace_engine_metrics(struct cupace_engine *e, struct cupace_metrics *out)
 {
     struct cupace_metrics m = { .size = sizeof m };
+    struct cupace_rt *rt;
     uint32_t size;
 
     if (!out || out->size < sizeof out->size || refused_here(e, "cupace_engine_metrics", 0, NULL))
         return -1;
-    if (e->rt)
-        (void)cupace_rt_signals(e->rt, &m.signals);   /* zero before the run is set up */
+    /* the run is published with the state, under the lock: start writes
+     * e->rt before, and destroys it again where a later step fails */
+    pthread_mutex_lock(&e->lock);
+    rt = e->state != API_NEW ? e->rt : NULL;
+    pthread_mutex_unlock(&e->lock);
+    if (rt)
+        (void)cupace_rt_signals(rt, &m.signals);     /* zero before the run is set up */
     pthread_mutex_lock(&e->lock);
     m.running = e->state == API_RUNNING && !e->run_over;
     m.jobs_submitted = e->njobs;

@@ -76,7 +76,8 @@ static const struct cupace_stages test_stages = {
 
 /* An engine over the stages above, the shipped controllers' folder and
  * settings small enough for a test; started. */
-static struct cupace_engine *engine(const char *const *extra)
+/* An engine set up with the test stages and EXTRA, not started. */
+static struct cupace_engine *engine_set_up(const char *const *extra)
 {
     static const char *const base[] = {
         "engine.devices", "1", "engine.workers_per_device", "2", "engine.synth_workers", "4",
@@ -96,6 +97,15 @@ static struct cupace_engine *engine(const char *const *extra)
         ck_assert_msg(cupace_engine_set(e, kv[0], kv[1], &err) == 0, "%s: %s", kv[0],
                       cupace_error_message(err));
     ck_assert_int_eq(cupace_engine_set_stages(e, &test_stages, &err), 0);
+    cupace_error_free(err);
+    return e;
+}
+
+static struct cupace_engine *engine(const char *const *extra)
+{
+    struct cupace_engine *e = engine_set_up(extra);
+    struct cupace_error *err = NULL;
+
     ck_assert_msg(cupace_engine_start(e, &err) == 0, "%s", cupace_error_message(err));
     cupace_error_free(err);
     return e;
@@ -514,6 +524,48 @@ START_TEST(credit_follows_the_room_at_the_jobs_size)
 }
 END_TEST
 
+static int metrics_told_to_stop, metrics_refused;
+
+static void *metrics_until_told(void *arg)
+{
+    while (!__atomic_load_n(&metrics_told_to_stop, __ATOMIC_ACQUIRE)) {
+        struct cupace_metrics m = { .size = sizeof m };
+
+        if (cupace_engine_metrics(arg, &m) < 0)
+            __atomic_store_n(&metrics_refused, 1, __ATOMIC_RELEASE);
+    }
+    return NULL;
+}
+
+/* Metrics are asked of any thread, also while another starts the engine,
+ * and while a start fails after its run was set up (a key the stages never
+ * ask for is found only then) and tears it down: the run is read as the
+ * state publishes it, never before, never after it is gone (TSan and ASan
+ * runs check). */
+START_TEST(metrics_from_another_thread_while_it_starts)
+{
+    static const char *const typo[] = { "stages.apitest.op_tme", "1ms", NULL };
+    struct cupace_engine *e = engine_set_up(_i ? typo : NULL);
+    struct cupace_error *err = NULL;
+    pthread_t reader;
+
+    __atomic_store_n(&metrics_told_to_stop, 0, __ATOMIC_RELEASE);
+    ck_assert_int_eq(pthread_create(&reader, NULL, metrics_until_told, e), 0);
+    ck_assert_int_eq(cupace_engine_start(e, &err), _i ? -1 : 0);
+    if (!_i)
+        submit(e, 4, NULL, NULL);
+    __atomic_store_n(&metrics_told_to_stop, 1, __ATOMIC_RELEASE);
+    pthread_join(reader, NULL);
+    ck_assert_int_eq(__atomic_load_n(&metrics_refused, __ATOMIC_ACQUIRE), 0);
+    if (!_i) {
+        cupace_engine_stop(e, CUPACE_STOP_DRAIN);
+        ck_assert_msg(cupace_engine_join(e, &err) == 0, "%s", cupace_error_message(err));
+    }
+    cupace_error_free(err);
+    ck_assert_int_eq(cupace_engine_free(e), 0);
+}
+END_TEST
+
 /* ---- refusals ----------------------------------------------------------------------- */
 
 START_TEST(bad_settings_and_stages_are_refused)
@@ -687,6 +739,7 @@ int main(void)
     tcase_add_test(tc, a_failing_op_fails_its_job_alone);
     tcase_add_test(tc, a_job_the_budget_cannot_hold_is_refused);
     tcase_add_test(tc, credit_follows_the_room_at_the_jobs_size);
+    tcase_add_loop_test(tc, metrics_from_another_thread_while_it_starts, 0, 2);
     tcase_add_test(tc, bad_settings_and_stages_are_refused);
     tcase_add_test(tc, settings_that_disagree_wait_for_start);
     tcase_add_test(tc, a_blocked_op_is_caught_by_the_watchdog);
