@@ -904,10 +904,13 @@ static int the_last(const struct lead_state *st, const struct cupace_signals *s,
     double rate = of_a_burst && !st->arrival_n ? workers_rate(st, s) : st->mu;
     int probe = asker == LAST_FOR_PROBE || asker == LAST_FOR_PROBE_AT_CPU;
 
-    /* what is in synthesis over a synthesis: the CPU's own rate */
-    if (asker == LAST_FOR_PROBE_AT_CPU && st->synth_ns > 0 &&
-        (double)s->in_synthesis / st->synth_ns < rate)
-        rate = (double)s->in_synthesis / st->synth_ns;
+    /* what is in synthesis over a synthesis: the CPU's own rate, at the
+     * level of the epoch, not of an instant: where a batch ends together,
+     * n is near 0 for a moment, which read as no rate at all */
+    uint64_t level = s->in_synthesis > st->ep_most ? s->in_synthesis : st->ep_most;
+
+    if (asker == LAST_FOR_PROBE_AT_CPU && st->synth_ns > 0 && (double)level / st->synth_ns < rate)
+        rate = (double)level / st->synth_ns;
     /* what arrived since t0: since the first, or where the ring is full
      * since its oldest */
     uint64_t t0 = st->t_first, work0 = 0, n = st->arrival_n, newest;
