@@ -711,11 +711,13 @@ static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
           high > floor_n && !cpu_under(st) && !memory_full(s) &&
           (!st->drain_end || level_sped_up(st) || (st->cpu.over && !isfinite(st->level_llr)))))
         return 0;
-    /* a clear verdict (LEVEL_CLEAR is above LEVEL_SPED) that it sped up */
+    /* a clear verdict (LEVEL_CLEAR is above LEVEL_SPED) that it sped up.
+     * Under 4 in synthesis a quarter is none: that drain would only end
+     * the first drain's case, and the step of the spread may go instead */
     int shown = st->drain_end && isfinite(st->level_llr) && st->level_llr >= LEVEL_CLEAR;
     uint64_t small = st->drain_end ? 0 : drain_step(st, high), level;
 
-    if (s->pending >= PROBE_ROUNDS * high &&
+    if (high >= 4 && s->pending >= PROBE_ROUNDS * high &&
         !the_last(st, s, shown ? LAST_FOR_PROBE_AT_CPU : LAST_FOR_PROBE))
         level = high - high / 4;
     else if (small && s->pending >= STEP_COST * small && !the_last(st, s, LAST_FOR_PROBE_AT_CPU))
