@@ -380,8 +380,10 @@ static inline void cpu_share_shift(struct cpu_share *cs)
            cs->shift_down[best] > CPU_SHARE_SHIFT_H;
     if (!up && !down)
         return;
-    /* what was learnt of the old work says nothing of the new: n's history
-     * stays, every average and finding goes */
+    /* what was learnt of the old work says nothing of the new: every
+     * average and finding goes.  n's history stays, and so do the ended
+     * ones still pending and those running: they are counted with the
+     * new work as they come, though the oldest of them are of the old */
     memset(&cs->cohort, 0, sizeof cs->cohort);
     memset(&cs->prompt, 0, sizeof cs->prompt);
     memset(cs->shift_up, 0, sizeof cs->shift_up);

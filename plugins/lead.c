@@ -129,6 +129,7 @@
  * were short of feed at it for this share of about the latest synthesis
  * (cap_to_start). */
 #define CAP_STARVED 0.2
+#define CAP_FEW 2                   /* caps this low are looked above (cap_to_start) */
 
 struct lead_state {
     double alpha;                   /* EMA gain of GPU times, per device's completion */
@@ -369,7 +370,7 @@ static void probe_forget(struct lead_state *st)
     st->level_sped = 0;
     st->level_llr = NAN;
     st->llr_done = 0;
-    st->nep = 0;
+    st->nep = st->ep_next = 0;      /* the lead's epochs were of the old work */
     st->starved = 0;
 }
 
@@ -488,9 +489,19 @@ static uint64_t cap_to_start(const struct lead_state *st)
 {
     uint64_t c = cap(st);
 
-    if (!st->slots && c == st->cpu.slots && st->cpu.most_plausible > c &&
-        st->starved > CAP_STARVED)
+    if (st->slots || c != st->cpu.slots || !(st->starved > CAP_STARVED))
+        return c;
+    if (st->cpu.most_plausible > c)
         return st->cpu.most_plausible;
+    /* a cap of one or two, only bounded from above, is a third of the CPU
+     * or more if wrong, and none above it is plausible to the data that
+     * set it: but data from before a shift in the work mislead.  Bursts of
+     * 25 on 3 CPUs whose synthesis halved in the first one's tail read as
+     * one slot, and the next burst ran one at a time while the GPUs starved
+     * (1.145 of greedy's makespan over 4 seeds); one more, which the data
+     * soon refute where the cap is right, 1.072 */
+    if (c <= CAP_FEW && !cpu_under(st))
+        return c + 1;
     return c;
 }
 
@@ -638,19 +649,26 @@ static uint64_t drain_step(const struct lead_state *st, uint64_t high)
     return f * (double)high >= 1 ? (uint64_t)(f * (double)high) : 1;
 }
 
+/* The level n has been at, not n at an instant: a batch that ends
+ * together leaves n near none for a moment.  The most in this epoch and
+ * the last, since one has just begun when an epoch closes. */
+static uint64_t level_of_n(const struct lead_state *st, const struct cupace_signals *s)
+{
+    uint64_t high = s->in_synthesis > st->ep_most ? s->in_synthesis : st->ep_most;
+
+    return st->ep_most_prev > high ? st->ep_most_prev : high;
+}
+
 static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
 {
     uint64_t n = s->in_synthesis;
     /* never down to nothing: with none in synthesis no synthesis ends, and
      * the level would hold for good */
     uint64_t floor_n = st->cpu.least > 1 ? st->cpu.least : 1;
-    /* a drain takes down the level n has been at, not n at an instant: a
-     * batch that ends together leaves n near none for a moment */
-    uint64_t high = n > st->ep_most ? n : st->ep_most;
+    /* a drain takes down the level n has been at */
+    uint64_t high = level_of_n(st, s);
     int unsure = !slots_known(st);
 
-    if (st->ep_most_prev > high)
-        high = st->ep_most_prev;
     if (st->drain_from) {
         uint64_t level = st->drain_to;
 
@@ -732,17 +750,21 @@ static int probe_holds(struct lead_state *st, const struct cupace_signals *s)
      * the first fill's long tail where the CPU is not shared, and a
      * first level judged against them looked sped up where it was not
      * (1.05 of greedy's makespan, as many CPUs as syntheses) */
-    st->level_sped = st->drain_end && level_sped_up(st);
+    int sped = st->drain_end && level_sped_up(st);
+
     /* after a level that sped up, down from it: until the slots are
      * placed nothing caps n, which climbs back between the verdict and
      * the next drain, and a drain from there tried the same level
      * again, which looked no faster than itself (with the first drain
      * begun as the fill ends, synth-bound seed 3 held 14 for good, 2.53
-     * of the bound; 1.44 so) */
-    if (st->level_sped && st->drain_level < high) {
+     * of the bound; 1.44 so).  From a level under 4 a quarter is none */
+    if (sped && st->drain_level < high) {
         high = st->drain_level;
         level = high - high / 4;
+        if (level == high)
+            return 0;
     }
+    st->level_sped = sped;
     if (st->drain_end && st->level_seen > 0) {
         st->drain_ns = st->level_ns / st->level_seen;
         st->drain_k = st->level_seen;
@@ -907,9 +929,9 @@ static int the_last(const struct lead_state *st, const struct cupace_signals *s,
     int probe = asker == LAST_FOR_PROBE || asker == LAST_FOR_PROBE_AT_CPU;
 
     /* what is in synthesis over a synthesis: the CPU's own rate, at the
-     * level of the epoch, not of an instant: where a batch ends together,
-     * n is near 0 for a moment, which read as no rate at all */
-    uint64_t level = s->in_synthesis > st->ep_most ? s->in_synthesis : st->ep_most;
+     * level of n (level_of_n), which at an instant where a batch ends
+     * together reads as no rate at all */
+    uint64_t level = level_of_n(st, s);
 
     if (asker == LAST_FOR_PROBE_AT_CPU && st->synth_ns > 0 && (double)level / st->synth_ns < rate)
         rate = (double)level / st->synth_ns;

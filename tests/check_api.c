@@ -74,9 +74,8 @@ static const struct cupace_stages test_stages = {
     .init = st_init, .synthesize = st_synth, .kernel = st_kernel,
 };
 
-/* An engine over the stages above, the shipped controllers' folder and
- * settings small enough for a test; started. */
-/* An engine set up with the test stages and EXTRA, not started. */
+/* An engine over the stages above, the shipped controllers' folder,
+ * settings small enough for a test and EXTRA; not started. */
 static struct cupace_engine *engine_set_up(const char *const *extra)
 {
     static const char *const base[] = {
@@ -101,6 +100,7 @@ static struct cupace_engine *engine_set_up(const char *const *extra)
     return e;
 }
 
+/* The same, started. */
 static struct cupace_engine *engine(const char *const *extra)
 {
     struct cupace_engine *e = engine_set_up(extra);
