@@ -975,7 +975,7 @@ END_TEST
  * the slot fit, counting old and new work alike, read 5 to 16 slots and a
  * lead of 23 s where synthesis took 40, and lead ended 1.311 of greedy's
  * makespan over these 4 seeds.  Told of the shift (cpu_share_shift), it
- * learns anew: 1.214.  Part of the loss no pacing avoids: GPU-bound
+ * learns anew: 1.209.  Part of the loss no pacing avoids: GPU-bound
  * before the step, lead kept what the GPU needed, while greedy had built
  * a queue that the CPU-bound run after it lives on. */
 START_TEST(lead_learns_anew_when_synthesis_slows)
