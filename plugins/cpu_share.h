@@ -352,11 +352,16 @@ static inline void cpu_share_started(struct cpu_share *cs, uint64_t now)
  * must show at 1, at the most and at the best fit alike: tested at the
  * best alone, a burst of arrivals on bursts.ini read as one (p50 0.940 ->
  * 0.992 of greedy's). */
+static inline int cpu_share_shift_past(const double *cusum, unsigned most, unsigned best)
+{
+    return cusum[1] > CPU_SHARE_SHIFT_H && cusum[most] > CPU_SHARE_SHIFT_H &&
+           cusum[best] > CPU_SHARE_SHIFT_H;
+}
+
 static inline void cpu_share_shift(struct cpu_share *cs)
 {
     double shortfall[CPU_SHARE_MAX + 1], root;
     unsigned c, best = 1;
-    int up, down;
 
     if (!cs->shift_k)
         return;
@@ -374,11 +379,8 @@ static inline void cpu_share_shift(struct cpu_share *cs)
     cpu_share_shortfall(&cs->cohort, cs->most, shortfall);
     while (best < cs->most && shortfall[best] > 1e-9)
         best++;
-    up = cs->shift_up[1] > CPU_SHARE_SHIFT_H && cs->shift_up[cs->most] > CPU_SHARE_SHIFT_H &&
-         cs->shift_up[best] > CPU_SHARE_SHIFT_H;
-    down = cs->shift_down[1] > CPU_SHARE_SHIFT_H && cs->shift_down[cs->most] > CPU_SHARE_SHIFT_H &&
-           cs->shift_down[best] > CPU_SHARE_SHIFT_H;
-    if (!up && !down)
+    if (!cpu_share_shift_past(cs->shift_up, cs->most, best) &&
+        !cpu_share_shift_past(cs->shift_down, cs->most, best))
         return;
     /* what was learnt of the old work says nothing of the new: every
      * average and finding goes.  n's history stays, and so do the ended
