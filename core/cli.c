@@ -207,15 +207,19 @@ int cupace_cli_check_pacers(struct cupace_config *cfg, const char *const *labels
 }
 
 /* A real-time run over a stage plugin opens it and runs its init with its
- * keys before it starts: check-config does the same, so that it refuses
- * exactly what run would. */
+ * keys before it starts, and any run refuses a [stages.NAME] for stages
+ * that do not run: check-config does the same, so that it refuses exactly
+ * what run would.  The engine refuses a stray section before it sets
+ * anything up, so for the built-in stages this costs no more than a probe
+ * for a CUDA device. */
 static int check_stage_plugin(struct cupace_config *cfg, struct cupace_err *err)
 {
     struct cupace_pacer_instance inst;
     struct cupace_run_opts opts = { 0 };
     struct cupace_rt *rt;
 
-    if (cfg->engine.mode != CUPACE_MODE_REALTIME || cfg->engine.backend != CUPACE_BACKEND_PLUGIN)
+    if (cfg->engine.mode != CUPACE_MODE_REALTIME ||
+        (cfg->engine.backend != CUPACE_BACKEND_PLUGIN && cfg->nstage_sections == 0))
         return 0;
     if (cupace_pacer_instance_open(&inst, cfg, cfg->pacer_name, err) < 0)
         return -1;

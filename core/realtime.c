@@ -1187,6 +1187,36 @@ static int choose_backend(struct cupace_rt *rt, const struct cupace_config *cfg,
     return 0;
 }
 
+/* A [stages.NAME] section gives keys to the stages called NAME, which only
+ * a stage plugin or the caller's stages read: one for stages that do not
+ * run here (a typo in NAME, or backend = emulated left in place) would have
+ * its keys ignored without a word. */
+static int stray_stage_section(const struct cupace_rt *rt, const struct cupace_config *cfg,
+                               struct cupace_err *err)
+{
+    int keyed = rt->plugin.ops || rt->opts.stages;
+
+    for (size_t i = 0; i < cfg->nstage_sections; i++) {
+        const struct cupace_pacer_section *s = &cfg->stage_sections[i];
+        char section[160];
+
+        if (keyed && strcmp(s->label, rt->stage_ops->name) == 0)
+            continue;
+        snprintf(section, sizeof section, "stages.%s", s->label);
+        if (keyed)
+            cupace_err_set(err, "no stages called '%s' run here: the stages are '%s'",
+                           s->label, rt->stage_ops->name);
+        else
+            cupace_err_set(err, "no stages called '%s' run here: the stages are the built-in "
+                           "'%s' (%s), which take no [stages.NAME] keys (a stage plugin runs "
+                           "with [engine] backend = NAME)", s->label, rt->stage_ops->name,
+                           rt->backend_why);
+        cupace_err_at(err, &s->at, section, NULL);
+        return -1;
+    }
+    return 0;
+}
+
 static int rt_init(struct cupace_rt *rt, const struct cupace_config *cfg, struct cupace_err *err)
 {
     uint32_t n;
@@ -1377,7 +1407,8 @@ struct cupace_rt *cupace_rt_create(const struct cupace_config *cfg,
     }
     rt->pacer = pacer;
     rt->opts = *opts;
-    if (choose_backend(rt, cfg, err) < 0 || rt_init(rt, cfg, err) < 0 || init_stages(rt, err) < 0) {
+    if (choose_backend(rt, cfg, err) < 0 || stray_stage_section(rt, cfg, err) < 0 ||
+        rt_init(rt, cfg, err) < 0 || init_stages(rt, err) < 0) {
         cupace_rt_destroy(rt);
         return NULL;
     }

@@ -453,6 +453,11 @@ START_TEST(each_bad_stage_plugin_is_refused)
                     "unknown key: stage plugin 'stage_good' never asked for it");
     backend_refused("stage_good", "[stages.stage_good]\nsleep_scale = lots\n",
                     "[stages.stage_good] sleep_scale", "expected");
+    /* keys for stages that do not run would be ignored: refused, with where */
+    backend_refused("stage_good", "[stages.stage_god]\nfail_index = 2\n", "test.ini:16: [stages.stage_god]",
+                    "the stages are 'stage_good'");
+    backend_refused("emulated", "[stages.prover]\nk = 1\n", "test.ini:16: [stages.prover]",
+                    "the built-in 'emulated'");
 }
 END_TEST
 
