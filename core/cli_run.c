@@ -88,8 +88,8 @@ struct out_id {
 static void out_id(const char *file, struct out_id *id)
 {
     struct stat st;
-    char dir[4096], real[4096];
-    const char *slash = strrchr(file, '/');
+    char dir[4096], real[4096], link[4096], target[4096];
+    const char *slash;
 
     id->exists = strcmp(file, "-") == 0 ? fstat(STDOUT_FILENO, &st) == 0 : stat(file, &st) == 0;
     if (id->exists) {
@@ -97,9 +97,31 @@ static void out_id(const char *file, struct out_id *id)
         id->ino = st.st_ino;
         return;
     }
+    /* a link to a file not made yet writes where it points: follow it
+     * (a few times, as the kernel would; a loop ends as a name) */
+    for (int hops = 0; hops < 8 && lstat(file, &st) == 0 && S_ISLNK(st.st_mode); hops++) {
+        ssize_t len = readlink(file, link, sizeof link - 1);
+
+        if (len <= 0)
+            break;
+        link[len] = '\0';
+        /* relative to the link's folder: FILE up to its last '/' */
+        slash = strrchr(file, '/');
+        snprintf(dir, sizeof dir, "%.*s", slash && link[0] != '/' ? (int)(slash - file) + 1 : 0,
+                 file);
+        if (snprintf(id->path, sizeof id->path, "%s%s", dir, link) >=
+            (int)sizeof id->path)
+            break;
+        file = id->path;
+    }
+    /* FILE may be id->path by now: its parts are copied out first */
+    slash = strrchr(file, '/');
+    if (snprintf(target, sizeof target, "%s", slash ? slash + 1 : file) >= (int)sizeof target)
+        target[0] = '\0';
     folder_of(file, dir, sizeof dir);
-    snprintf(id->path, sizeof id->path, "%s/%s", realpath(dir, real) ? real : dir,
-             slash ? slash + 1 : file);
+    if (snprintf(id->path, sizeof id->path, "%s/%s", realpath(dir, real) ? real : dir, target) >=
+        (int)sizeof id->path)
+        id->path[0] = '\0';
 }
 
 /* Whether A and B name one file: the same name, or by another path to it
@@ -128,11 +150,17 @@ static int check_outputs(const struct cupace_cli *cli)
     const char *files[] = { cli->json, cli->csv, cli->plot };
     const char *names[] = { "--json", "--csv", "--plot" };
     struct cupace_err err;
-    char msg[512];
+    char msg[8400];
 
     for (int i = 0; i < 3; i++) {
         if (!files[i])
             continue;
+        if (cli->nargs == 1 && strcmp(files[i], "-") != 0 && same_out(files[i], cli->args[0])) {
+            snprintf(msg, sizeof msg, "%s %s would overwrite the configuration it runs",
+                     names[i], files[i]);
+            cupace_cli_usage_error(msg);
+            return -1;
+        }
         for (int j = 0; j < i; j++)
             if (files[j] && same_out(files[i], files[j])) {
                 snprintf(msg, sizeof msg, "%s and %s both write to %s; give each its own file",

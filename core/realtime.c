@@ -1206,6 +1206,9 @@ static int stray_stage_section(const struct cupace_rt *rt, const struct cupace_c
         if (keyed)
             cupace_err_set(err, "no stages called '%s' run here: the stages are '%s'",
                            s->label, rt->stage_ops->name);
+        else if (strcmp(s->label, rt->stage_ops->name) == 0)
+            cupace_err_set(err, "the built-in stages '%s' (%s) take no keys", s->label,
+                           rt->backend_why);
         else
             cupace_err_set(err, "no stages called '%s' run here: the stages are the built-in "
                            "'%s' (%s), which take no [stages.NAME] keys (a stage plugin runs "

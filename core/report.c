@@ -588,6 +588,11 @@ void cupace_report_seeds_table(FILE *fp, const struct cupace_seeds_report *sr)
         }
         fputc('\n', fp);
     }
+    for (size_t p = 0; p < sr->npacers; p++)
+        if (sr->sum[p].left_out)
+            fprintf(fp, "%s: %zu of %zu seeds left out, where its run or %s's stalled or "
+                        "broke an invariant\n", sr->res[p].label, sr->sum[p].left_out,
+                    sr->nseeds, base);
     fprintf(fp, "%s, mean over the seeds: makespan %.5g s, job latency p50 %.5g s, p99 %.5g s, "
                 "memory mean %.1f GiB, bound %.1f GiB\n", base,
             mean_of(sr, sr->baseline, g_makespan), mean_of(sr, sr->baseline, g_lat50),
@@ -636,7 +641,8 @@ int cupace_report_seeds_json(FILE *fp, const struct cupace_report_meta *meta,
             fprintf(fp, ",\n      ");
             json_ci(fp, names[c], ci_of(&sr->sum[p], c));
         }
-        fprintf(fp, " }%s\n", p + 1 < sr->npacers ? "," : "");
+        fprintf(fp, ",\n      \"seeds_left_out\": %zu }%s\n", sr->sum[p].left_out,
+                p + 1 < sr->npacers ? "," : "");
     }
     fprintf(fp, "  ] }\n");
     return ferror(fp) ? -1 : 0;

@@ -115,6 +115,15 @@ static double ratio(double a, double b)
     return b != 0 ? a / b : NAN;
 }
 
+/* A run that stalled ended where it stopped, with its work undone, and
+ * one that broke an invariant measured nothing sound: their makespan (0
+ * for a controller that held from the start) and memory are no figures
+ * of the controller, and a mean with them in would rank it best. */
+static int whole(const struct cupace_result *r)
+{
+    return !r->stalled && r->invariants_ok;
+}
+
 void cupace_seeds_summarize(const struct cupace_result *res, size_t nseeds, size_t npacers,
                             size_t baseline, struct cupace_seed_summary *out)
 {
@@ -124,11 +133,20 @@ void cupace_seeds_summarize(const struct cupace_result *res, size_t nseeds, size
         if (!v) {
             struct cupace_ci none = { NAN, NAN, NAN, 0 };
             out[p].makespan = out[p].p50 = out[p].p99 = out[p].mem = out[p].mem_over_bound = none;
+            out[p].left_out = 0;
             continue;
         }
+        out[p].left_out = 0;
         for (size_t s = 0; s < nseeds; s++) {
             const struct cupace_result *r = CUPACE_SEED_RESULT(res, npacers, s, p);
             const struct cupace_result *b = CUPACE_SEED_RESULT(res, npacers, s, baseline);
+
+            if (!whole(r) || !whole(b)) {
+                for (size_t m = 0; m < 5; m++)
+                    v[m * nseeds + s] = NAN;
+                out[p].left_out++;
+                continue;
+            }
             v[0 * nseeds + s] = ratio(r->makespan_s, b->makespan_s);
             v[1 * nseeds + s] = ratio(r->job_latency.p50, b->job_latency.p50);
             v[2 * nseeds + s] = ratio(r->job_latency.p99, b->job_latency.p99);

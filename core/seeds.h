@@ -38,6 +38,8 @@ int cupace_run_seeds(struct cupace_config *cfg, const char *const *labels, size_
 struct cupace_seed_summary {
     struct cupace_ci makespan, p50, p99, mem;
     struct cupace_ci mem_over_bound;
+    size_t left_out;        /* seeds where this run or the baseline's stalled or broke an
+                             * invariant: their figures describe no whole run */
 };
 
 void cupace_seeds_summarize(const struct cupace_result *res, size_t nseeds, size_t npacers,

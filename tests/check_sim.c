@@ -1166,6 +1166,36 @@ START_TEST(seeds_run_in_parallel_give_the_serial_results)
 }
 END_TEST
 
+/* A run that stalled (or broke an invariant) is no figure of its
+ * controller: a controller that held from the start "finished" at 0 s and
+ * ranked best by a mean of 0.  Its seeds, and those where the baseline's
+ * run did, are left out and counted. */
+START_TEST(seeds_that_stalled_are_left_out_of_the_summary)
+{
+    struct cupace_result res[3 * 2];
+    struct cupace_seed_summary sum[2];
+
+    memset(res, 0, sizeof res);
+    for (size_t i = 0; i < 6; i++) {
+        res[i].invariants_ok = 1;
+        res[i].makespan_s = 100 + (double)i;
+        res[i].mem_mean = 10;
+        res[i].mem_bound = 5;
+        res[i].job_latency.p50 = res[i].job_latency.p99 = 50;
+    }
+    CUPACE_SEED_RESULT(res, 2, 1, 1)->stalled = 1;          /* seed 1: it stalled early */
+    CUPACE_SEED_RESULT(res, 2, 1, 1)->makespan_s = 0;
+    CUPACE_SEED_RESULT(res, 2, 2, 0)->invariants_ok = 0;    /* seed 2: the baseline broke one */
+    cupace_seeds_summarize(res, 3, 2, 0, sum);
+    ck_assert_uint_eq(sum[1].left_out, 2);
+    ck_assert_uint_eq(sum[1].makespan.n, 1);
+    ck_assert_double_eq_tol(sum[1].makespan.mean, 101.0 / 100.0, 1e-12);    /* seed 0 alone */
+    ck_assert_uint_eq(sum[1].mem_over_bound.n, 1);
+    ck_assert_uint_eq(sum[0].left_out, 1);                  /* its own broken seed */
+    ck_assert_uint_eq(sum[0].makespan.n, 2);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sim");
@@ -1173,6 +1203,7 @@ int main(void)
           *seed = tcase_create("seed");
 
     tcase_add_test(units, heap_matches_sorting_on_a_random_program);
+    tcase_add_test(units, seeds_that_stalled_are_left_out_of_the_summary);
     tcase_add_test(units, heap_keeps_fifo_order_at_equal_times);
     tcase_add_test(units, processor_sharing_slows_oversubscribed_work);
     tcase_add_test(model, deterministic_makespan_is_exact);

@@ -458,6 +458,8 @@ START_TEST(each_bad_stage_plugin_is_refused)
                     "the stages are 'stage_good'");
     backend_refused("emulated", "[stages.prover]\nk = 1\n", "test.ini:16: [stages.prover]",
                     "the built-in 'emulated'");
+    backend_refused("emulated", "[stages.emulated]\nk = 1\n", "test.ini:16: [stages.emulated]",
+                    "the built-in stages 'emulated' (asked for) take no keys");
 }
 END_TEST
 
