@@ -342,11 +342,17 @@ static int parse_device_speed(struct loader *ld, char *v, const char **why)
     return parse_speeds(v, ',', w->device_speed, &w->ndevice_speed, why);
 }
 
+static const char *const change_names[] = { "synth_time", "gpu_prep", "gpu_kernel",
+                                            "gpu_epilogue", "contention", "device_speed" };
+
+static const char *change_key_name(enum cupace_change_key key)
+{
+    return change_names[key];
+}
+
 static int parse_one_change(char *item, struct cupace_change *c, const char **why)
 {
     char *colon, *eq, *k, *val;
-    static const char *const names[] = { "synth_time", "gpu_prep", "gpu_kernel",
-                                         "gpu_epilogue", "contention", "device_speed" };
 
     *why = "AT:KEY=VALUE, e.g. 600s:gpu_kernel=5s";
     colon = strchr(item, ':');
@@ -365,8 +371,8 @@ static int parse_one_change(char *item, struct cupace_change *c, const char **wh
         *--e = '\0';
     if (cupace_parse_duration(item, &c->at_ns, why) < 0)
         return -1;
-    for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++) {
-        if (strcmp(k, names[i]) != 0)
+    for (unsigned i = 0; i < sizeof change_names / sizeof change_names[0]; i++) {
+        if (strcmp(k, change_names[i]) != 0)
             continue;
         c->key = (enum cupace_change_key)i;
         switch (c->key) {
@@ -431,6 +437,21 @@ static int parse_change(struct loader *ld, char *v, const char **why)
             struct cupace_change t = list[j];
             list[j] = list[j - 1];
             list[j - 1] = t;
+        }
+    /* two values for one key at one instant: which wins would be the
+     * order they were written in, which reads as a typo more often */
+    for (size_t i = 1; i < n; i++)
+        if (list[i].at_ns == list[i - 1].at_ns && list[i].key == list[i - 1].key) {
+            static _Thread_local char twice[160];
+            const struct cupace_change *a = &list[i - 1], *b = &list[i];
+
+            snprintf(twice, sizeof twice, "one value per key and instant (entries %u and %u "
+                     "both change %s at %.9gs)", a->entry < b->entry ? a->entry : b->entry,
+                     a->entry < b->entry ? b->entry : a->entry, change_key_name(a->key),
+                     (double)a->at_ns / 1e9);
+            *why = twice;
+            free(list);
+            return -1;
         }
     w->changes = list;
     w->nchanges = n;

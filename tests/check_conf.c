@@ -233,6 +233,9 @@ START_TEST(bad_change_point)
 {
     expect_error("[workload]\nchange = 600s:gpu_kern=5s\n", "test.ini:2:", "change", "gpu_kernel");
     expect_error("[workload]\nchange = 600:gpu_kernel=5s\n", "test.ini:2:", "change", NULL);
+    /* two values for one key at one instant: the last written won */
+    expect_error("[workload]\nchange = 10s:gpu_kernel=5s, 20s:gpu_prep=1s, 10s:gpu_kernel=1s\n",
+                 "test.ini:2:", "change", "entries 1 and 3 both change gpu_kernel at 10s");
 }
 END_TEST
 
