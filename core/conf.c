@@ -16,6 +16,7 @@
 #include "lines.h"
 #include "units.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -638,8 +639,12 @@ static int parse_serve_metrics(struct loader *ld, char *v, const char **why)
     char host[64];
     unsigned port;
 
+    unsigned char addr[16];
+
     *why = "HOST:PORT with a numeric host, e.g. 127.0.0.1:9464 or [::1]:9464 (empty: none)";
-    if (*v && cupace_parse_hostport(v, host, sizeof host, &port) < 0)
+    /* numeric, as serve binds it: a name would pass here and fail there */
+    if (*v && (cupace_parse_hostport(v, host, sizeof host, &port) < 0 ||
+               (inet_pton(AF_INET, host, addr) != 1 && inet_pton(AF_INET6, host, addr) != 1)))
         return -1;
     free(ld->cfg->serve_metrics);
     ld->cfg->serve_metrics = *v ? xstrdup(v) : NULL;

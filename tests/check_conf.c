@@ -164,6 +164,9 @@ START_TEST(bad_queue_keys_are_refused)
     expect_error("[queue]\nowner = me\n", "test.ini:2:", "owner", "unknown key");
     expect_error("[serve]\nmetrics = 9464\n", "test.ini:2:", "[serve] metrics", "HOST:PORT");
     expect_error("[serve]\nmetrics = 127.0.0.1:65536\n", "test.ini:2:", "metrics", NULL);
+    /* serve binds a numeric host: a name, or no address at all, is refused here, not at start */
+    expect_error("[serve]\nmetrics = localhost:9464\n", "test.ini:2:", "metrics", "numeric host");
+    expect_error("[serve]\nmetrics = 999.1.1.1:80\n", "test.ini:2:", "metrics", "numeric host");
     expect_error("[serve]\nmetrics = ::1:80\n", "test.ini:2:", "metrics", NULL);
 }
 END_TEST
