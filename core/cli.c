@@ -186,8 +186,30 @@ static int cmd_plugins(struct cupace_cli *cli)
 
 /* ---- check-config ------------------------------------------------------ */
 
-/* Loads every controller the config names and runs its init: what
- * check-config validates and what run and ab do before starting. */
+static int check_one_pacer(struct cupace_config *cfg, const struct cupace_pacer_path *path,
+                           const char *label, struct cupace_err *err)
+{
+    struct cupace_pacer_instance inst;
+
+    if (cupace_pacer_instance_create(&inst, cfg, path, label, err) < 0)
+        return -1;
+    cupace_pacer_instance_destroy(&inst);
+    return 0;
+}
+
+static int listed(const char *const *labels, size_t n, const char *label)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(labels[i], label) == 0)
+            return 1;
+    return 0;
+}
+
+/* Loads the controllers LABELS and every one the config has a section
+ * for, and runs each one's init: what check-config validates and what
+ * run, ab and serve do before starting.  A section is checked even where
+ * this run uses another: a typo in it is a typo whichever runs, and
+ * check-config refused what run took. */
 int cupace_cli_check_pacers(struct cupace_config *cfg, const char *const *labels, size_t n,
                             struct cupace_err *err)
 {
@@ -195,13 +217,11 @@ int cupace_cli_check_pacers(struct cupace_config *cfg, const char *const *labels
     int rc = 0;
 
     cupace_pacer_path_init(&path, cfg);
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        struct cupace_pacer_instance inst;
-        if (cupace_pacer_instance_create(&inst, cfg, &path, labels[i], err) < 0)
-            rc = -1;
-        else
-            cupace_pacer_instance_destroy(&inst);
-    }
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = check_one_pacer(cfg, &path, labels[i], err);
+    for (size_t i = 0; i < cfg->nsections && rc == 0; i++)
+        if (!listed(labels, n, cfg->sections[i].label))
+            rc = check_one_pacer(cfg, &path, cfg->sections[i].label, err);
     cupace_pacer_path_free(&path);
     return rc;
 }
@@ -259,7 +279,7 @@ static int cmd_check_config(struct cupace_cli *cli)
         add_label(labels, &n, 130, cfg->ab[i]);
     for (size_t i = 0; i < cli->npacers; i++)
         add_label(labels, &n, 130, cli->pacers[i]);
-    /* sections never named anywhere are instances too: check them */
+    /* sections never named anywhere are instances too: checked, and counted */
     for (size_t i = 0; i < cfg->nsections; i++)
         add_label(labels, &n, 130, cfg->sections[i].label);
     /* what serve and the queue commands would refuse at start */
