@@ -1279,25 +1279,30 @@ static double poisson_last_arrival(uint64_t jobs, double mean)
  * largest (kernels on the slowest device, contended), then the last
  * arrival; FROM[i] is the change point behind term i, or NULL. */
 static void horizon_terms(const struct cupace_workload *w, uint64_t devices, double n,
-                          double terms[5], const struct cupace_change *from[5])
+                          double terms[5], const struct cupace_change *from[5], int traced[5])
 {
     const struct cupace_change *contended = NULL, *slowest = NULL;
     double synth, kernel, arrival = 0;
 
-    for (size_t i = 0; i < 5; i++)
+    for (size_t i = 0; i < 5; i++) {
         from[i] = NULL;
+        traced[i] = 0;
+    }
     synth = largest(w, CUPACE_CHANGE_SYNTH_TIME, (double)w->synth_ns, &from[0]);
     kernel = largest(w, CUPACE_CHANGE_GPU_KERNEL, (double)w->gpu_kernel_ns, &from[2]);
     for (size_t i = 0; i < w->ntrace_jobs; i++) {
         if ((double)w->trace_jobs[i].synth_ns > synth) {
             synth = (double)w->trace_jobs[i].synth_ns;
             from[0] = NULL;
+            traced[0] = 1;
         }
         if ((double)w->trace_jobs[i].kernel_ns > kernel) {
             kernel = (double)w->trace_jobs[i].kernel_ns;
             from[2] = NULL;
+            traced[2] = 1;
         }
     }
+    traced[4] = w->arrival == CUPACE_ARRIVAL_TRACE;
     if (w->arrival == CUPACE_ARRIVAL_TRACE && w->ntrace_jobs)
         arrival = (double)w->trace_jobs[w->ntrace_jobs - 1].arrival_ns;
     else if (w->arrival == CUPACE_ARRIVAL_POISSON)
@@ -1322,8 +1327,9 @@ double cupace_workload_partition_worst_ns(const struct cupace_config *cfg)
 {
     double t[5];
     const struct cupace_change *from[5];
+    int traced[5];
 
-    horizon_terms(&cfg->workload, cfg->engine.devices, 1, t, from);
+    horizon_terms(&cfg->workload, cfg->engine.devices, 1, t, from, traced);
     return t[0] + t[1] + t[2] + t[3];
 }
 
@@ -1356,14 +1362,15 @@ static int check_horizon(struct loader *ld)
                                  : "the last arrival";
     char when[32];
     size_t big;
+    int traced[5], unused[5];
 
-    horizon_terms(w, ld->cfg->engine.devices, n, terms, from);
+    horizon_terms(w, ld->cfg->engine.devices, n, terms, from, traced);
     h = horizon_sum(terms, &big);
     if (h <= (double)CUPACE_HORIZON_NS)
         return 0;
     snprintf(when, sizeof when, "%.3g years", h / 1e9 / 86400 / 365.25);
     unchanged.nchanges = 0;
-    horizon_terms(&unchanged, ld->cfg->engine.devices, n, base, none);
+    horizon_terms(&unchanged, ld->cfg->engine.devices, n, base, none, unused);
     if (horizon_sum(base, &big) <= (double)CUPACE_HORIZON_NS)
         for (size_t i = 0; i < 5; i++)
             if (from[i] && (!entry || terms[i] > terms[big])) {
@@ -1376,11 +1383,19 @@ static int check_horizon(struct loader *ld)
                           "their longest), past cupace's horizon of 2^62 ns (146 years); shorten it",
                           entry->entry, (int)entry->text_len, w->change_text + entry->text_off,
                           when, last, n);
+    /* a trace's own column, where its largest is a row's: the trace is to blame */
+    if (traced[big])
+        return cross_fail(ld, "workload", "trace", "this workload could take %s of virtual "
+                          "time (%s, then its %.0f partitions one after another at their "
+                          "longest), past cupace's horizon of 2^62 ns (146 years), by %s of %s; "
+                          "shorten it", when, last, n,
+                          big == 4 ? "the last arrival" : big == 0 ? "a row's synth_time"
+                                                                   : "a row's gpu_kernel",
+                          w->trace);
     if (big < 4)
         key = names[big];
     else
-        key = w->arrival == CUPACE_ARRIVAL_TRACE ? "trace"
-            : w->arrival == CUPACE_ARRIVAL_POISSON ? "interarrival" : "burst_every";
+        key = w->arrival == CUPACE_ARRIVAL_POISSON ? "interarrival" : "burst_every";
     return cross_fail(ld, "workload", key, "this workload could take %s of virtual time (%s, "
                       "then its %.0f partitions one after another at their longest), past "
                       "cupace's horizon of 2^62 ns (146 years); shorten it", when, last, n);

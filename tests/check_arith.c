@@ -73,6 +73,10 @@ START_TEST(wrapping_workloads_are_refused_at_load)
     expect_refused("[workload]\narrival = trace\ntrace = far.csv\n", "far.csv:3:", "arrival");
     tu_write("far2.csv", "arrival,partitions\n0,1\n5000000h,2\n");
     expect_refused("[workload]\narrival = trace\ntrace = far2.csv\n", "far2.csv:3:", "horizon");
+    /* a row's own synth_time past it: the trace is named, not the config's synth_time */
+    tu_write("far3.csv", "arrival,partitions,synth_time\n0,2,1s\n5,1,600000h\n");
+    expect_refused("[workload]\nsynth_time = 1s\narrival = trace\ntrace = far3.csv\n",
+                   "test.ini:4: [workload] trace:", "a row's synth_time of far3.csv");
 }
 END_TEST
 
