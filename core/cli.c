@@ -305,33 +305,91 @@ int cupace_cli_usage_error(const char *what)
     return CUPACE_EXIT_USAGE;
 }
 
+/* The options that take one value each (getopt's letters, below). */
+#define SINGLE_VALUED "jcpSBJnNbry"
+
+/* What each subcommand reads of the options, as getopt's letters; -h and
+ * -V are anyone's.  An option no subcommand reads would be dropped unsaid. */
+static const struct {
+    const char *command, *takes;
+} command_flags[] = {
+    { "run", "jcpsPSBJqv" },         /* --seeds and co. refused by run itself, with why */
+    { "ab", "jcpsPSBJqv" },
+    { "plugins", "sqv" },
+    { "check-config", "sPqv" },
+    { "queue", "jsnNbryqv" },
+    { "serve", "sqv" },
+    { "help", "" },
+};
+
+static const char *flag_name(const struct option *opts, int c)
+{
+    static char name[32];
+
+    for (const struct option *o = opts; o->name; o++)
+        if (o->val == c) {
+            snprintf(name, sizeof name, "--%s", o->name);
+            return name;
+        }
+    snprintf(name, sizeof name, "-%c", c);
+    return name;
+}
+
+static const struct option options[] = {
+    { "json", required_argument, NULL, 'j' },
+    { "csv", required_argument, NULL, 'c' },
+    { "plot", required_argument, NULL, 'p' },
+    { "set", required_argument, NULL, 's' },
+    { "pacer", required_argument, NULL, 'P' },
+    { "seeds", required_argument, NULL, 'S' },
+    { "baseline", required_argument, NULL, 'B' },
+    { "jobs", required_argument, NULL, 'J' },
+    { "count", required_argument, NULL, 'n' },
+    { "partitions", required_argument, NULL, 'N' },
+    { "bytes", required_argument, NULL, 'b' },
+    { "priority", required_argument, NULL, 'r' },
+    { "payload", required_argument, NULL, 'y' },
+    { "quiet", no_argument, NULL, 'q' },
+    { "verbose", no_argument, NULL, 'v' },
+    { "help", no_argument, NULL, 'h' },
+    { "version", no_argument, NULL, 'V' },
+    { NULL, 0, NULL, 0 },
+};
+
+/* Refuses an option the subcommand does not read. */
+static int flags_apply(const struct cupace_cli *cli)
+{
+    for (size_t i = 0; i < sizeof command_flags / sizeof command_flags[0]; i++) {
+        if (strcmp(cli->command, command_flags[i].command) != 0)
+            continue;
+        for (const char *g = cli->given; *g; g++)
+            if (!strchr(command_flags[i].takes, *g) && *g != 'h' && *g != 'V') {
+                char msg[160];
+                snprintf(msg, sizeof msg, "%s does not apply to %s", flag_name(options, *g),
+                         cli->command);
+                return cupace_cli_usage_error(msg);
+            }
+    }
+    return 0;
+}
+
 static int parse_args(struct cupace_cli *cli, int argc, char **argv)
 {
-    static const struct option opts[] = {
-        { "json", required_argument, NULL, 'j' },
-        { "csv", required_argument, NULL, 'c' },
-        { "plot", required_argument, NULL, 'p' },
-        { "set", required_argument, NULL, 's' },
-        { "pacer", required_argument, NULL, 'P' },
-        { "seeds", required_argument, NULL, 'S' },
-        { "baseline", required_argument, NULL, 'B' },
-        { "jobs", required_argument, NULL, 'J' },
-        { "count", required_argument, NULL, 'n' },
-        { "partitions", required_argument, NULL, 'N' },
-        { "bytes", required_argument, NULL, 'b' },
-        { "priority", required_argument, NULL, 'r' },
-        { "payload", required_argument, NULL, 'y' },
-        { "quiet", no_argument, NULL, 'q' },
-        { "verbose", no_argument, NULL, 'v' },
-        { "help", no_argument, NULL, 'h' },
-        { "version", no_argument, NULL, 'V' },
-        { NULL, 0, NULL, 0 },
-    };
+    const struct option *opts = options;
     int c;
+    size_t ngiven = 0;
 
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, ":qvhV", opts, NULL)) != -1) {
+        /* a flag that takes one value, given twice: the last would win unsaid */
+        if (strchr(SINGLE_VALUED, c) && c != 0 && memchr(cli->given, c, ngiven)) {
+            char msg[128];
+            snprintf(msg, sizeof msg, "%s given twice", flag_name(opts, c));
+            return cupace_cli_usage_error(msg);
+        }
+        if (ngiven + 1 < sizeof cli->given && !memchr(cli->given, c, ngiven))
+            cli->given[ngiven++] = (char)c;
         switch (c) {
         case 'j': cli->json = optarg; break;
         case 'c': cli->csv = optarg; break;
@@ -420,6 +478,8 @@ static int run_command(struct cupace_cli *cli)
         }
         return help_for(cli->args[0], stdout);
     }
+    if (flags_apply(cli) != 0)
+        return CUPACE_EXIT_USAGE;
     if (strcmp(cli->command, "plugins") == 0)
         return cmd_plugins(cli);
     if (strcmp(cli->command, "check-config") == 0)

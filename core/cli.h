@@ -33,6 +33,7 @@ struct cupace_cli {
     const char *seeds, *baseline, *jobs;    /* ab --seeds N [--baseline LABEL] [--jobs J] */
     const char *count, *partitions, *bytes, *priority, *payload;   /* queue submit */
     int quiet, verbose, help, version;
+    char given[64];                          /* the options given, as getopt's letters */
 };
 
 int cupace_cli_usage_error(const char *what);
