@@ -377,10 +377,13 @@ static int parse_one_change(char *item, struct cupace_change *c, const char **wh
             continue;
         c->key = (enum cupace_change_key)i;
         switch (c->key) {
-        case CUPACE_CHANGE_CONTENTION:
-            *why = "a contention factor from 0.001 to 1000";
-            return cupace_parse_f64(val, &c->value, why) < 0 || c->value < 1e-3 || c->value > 1e3
-                       ? -1 : 0;
+        case CUPACE_CHANGE_CONTENTION: {
+            int bad = cupace_parse_f64(val, &c->value, why) < 0 || c->value < 1e-3 ||
+                      c->value > 1e3;
+
+            *why = "a contention factor from 0.001 to 1000";   /* parse_f64 set its own */
+            return bad ? -1 : 0;
+        }
         case CUPACE_CHANGE_DEVICE_SPEED:
             /* ',' separates change points, so speeds are separated by '/' here */
             return parse_speeds(val, '/', c->speed, &c->nspeed, why);
@@ -1045,7 +1048,11 @@ static int sort_trace(struct cupace_trace_job *v, size_t n)
 
 /* Reads the trace into cfg->workload.trace_jobs, sorted by arrival (rows
  * with equal arrivals keep their order). */
-static int load_trace(struct cupace_config *cfg, const char *path, struct cupace_err *err)
+static int cross_fail(struct loader *ld, const char *section, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int load_trace(struct loader *ld, struct cupace_config *cfg, const char *path,
+                      struct cupace_err *err)
 {
     struct cupace_workload *w = &cfg->workload;
     struct cupace_lines r;
@@ -1055,8 +1062,9 @@ static int load_trace(struct cupace_config *cfg, const char *path, struct cupace
     int have_header = 0, rc;
     const char *why;
 
+    /* not a row's fault: where the config names it, then the file */
     if (cupace_lines_open(&r, path, CUPACE_TRACE_MAX_BYTES, &why) < 0)
-        return cupace_err_set(err, "%s: cannot open the trace: %s", path, why);
+        return cross_fail(ld, "workload", "trace", "%s: cannot open the trace: %s", path, why);
     while ((rc = cupace_lines_next(&r, &len, &why)) > 0) {
         char *p = r.buf;
 
@@ -1457,7 +1465,7 @@ static int validate(struct loader *ld)
             path = xrealloc(NULL, strlen(cfg->dir) + strlen(w->trace) + 2);
             sprintf(path, "%s/%s", cfg->dir, w->trace);
         }
-        rc = load_trace(cfg, path, ld->err);
+        rc = load_trace(ld, cfg, path, ld->err);
         free(path);
         if (rc < 0)
             return -1;

@@ -1173,8 +1173,16 @@ static int choose_backend(struct cupace_rt *rt, const struct cupace_config *cfg,
 #ifdef HAVE_CUDA
     n = cupace_cuda_probe(why, sizeof why);
 #endif
-    if (cfg->engine.backend == CUPACE_BACKEND_CUDA && n <= 0)
-        return cupace_err_set(err, "%s: [engine] backend = cuda: %s", cfg->path, why);
+    if (cfg->engine.backend == CUPACE_BACKEND_CUDA && n <= 0) {
+        const struct cupace_origin *at = cupace_config_origin(cfg, "engine", "backend");
+
+        cupace_err_set(err, "cuda, but no CUDA device answers: %s", why);
+        if (at)
+            cupace_err_at(err, at, "engine", "backend");    /* its file and line */
+        else
+            cupace_err_prefix(err, "%s: [engine] backend", cfg->path);
+        return -1;
+    }
     if (n > 0) {
         rt->stage_ops = &cupace_cuda_stages;
         cuda_params_init(rt, cfg);

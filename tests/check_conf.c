@@ -334,7 +334,7 @@ START_TEST(bad_traces_name_file_line_column)
     expect_error("[workload]\narrival = trace\ntrace = b3.csv\n", "b3.csv:2:", "fields", NULL);
     expect_error("[workload]\narrival = trace\n", "arrival", "trace = FILE", NULL);
     expect_error("[workload]\narrival = trace\ntrace = missing.csv\n", "missing.csv", "cannot open",
-                 NULL);
+                 "test.ini:3: [workload] trace: ");    /* where the config names it */
 }
 END_TEST
 
