@@ -372,6 +372,11 @@ static int parse_one_change(char *item, struct cupace_change *c, const char **wh
         *--e = '\0';
     if (cupace_parse_duration(item, &c->at_ns, why) < 0)
         return -1;
+    if (c->at_ns > CUPACE_HORIZON_NS) {
+        *why = "an AT within cupace's horizon of 2^62 ns (146 years): a change past it never "
+               "applies";
+        return -1;
+    }
     for (unsigned i = 0; i < sizeof change_names / sizeof change_names[0]; i++) {
         if (strcmp(k, change_names[i]) != 0)
             continue;
@@ -1441,6 +1446,10 @@ static int validate(struct loader *ld)
     if (w->release_at_kernel > w->partition_memory) {
         cupace_format_size(w->release_at_kernel, a, sizeof a);
         cupace_format_size(w->partition_memory, b, sizeof b);
+        if (strcmp(a, b) == 0) {        /* rounded alike: the bytes tell them apart */
+            snprintf(a, sizeof a, "%lluB", (unsigned long long)w->release_at_kernel);
+            snprintf(b, sizeof b, "%lluB", (unsigned long long)w->partition_memory);
+        }
         return cross_fail(ld, "workload", "release_at_kernel", "%s exceeds partition_memory (%s)",
                           a, b);
     }

@@ -239,6 +239,8 @@ START_TEST(bad_change_point)
     /* two values for one key at one instant: the last written won */
     expect_error("[workload]\nchange = 10s:gpu_kernel=5s, 20s:gpu_prep=1s, 10s:gpu_kernel=1s\n",
                  "test.ini:2:", "change", "entries 1 and 3 both change gpu_kernel at 10s");
+    expect_error("[workload]\nchange = 4000000h:gpu_kernel=1s\n", "test.ini:2:", "change",
+                 "never applies");
 }
 END_TEST
 
