@@ -98,6 +98,11 @@ static int parse_with_units(const char *s, const struct unit *units, uint64_t *o
         if (strlen(x->name) != ulen || strncmp(u, x->name, ulen) != 0)
             continue;
         v = num * x->scale;
+        /* a byte is the least there is: 1.5B is a typo, not 2 bytes */
+        if (units == size_units && x->scale == 1.0L && v != floorl(v)) {
+            *why = "a whole number of bytes (or a larger unit: 1.5KiB)";
+            return -1;
+        }
         if (v >= 18446744073709551615.0L) {
             *why = units == size_units ? too_big : too_long;
             return -1;

@@ -92,6 +92,11 @@ START_TEST(sizes_are_binary)
     ck_assert_int_eq(cupace_parse_size("14GB", &v, &why), -1);
     ck_assert_int_eq(cupace_parse_size("14", &v, &why), -1);
     ck_assert_int_eq(cupace_parse_size("14gib", &v, &why), -1);
+    /* no fraction of a byte: 1.5B was taken as 2 */
+    ck_assert_int_eq(cupace_parse_size("1.5B", &v, &why), -1);
+    ck_assert_msg(strstr(why, "whole number of bytes"), "%s", why);
+    ck_assert_int_eq(cupace_parse_size("3.0B", &v, &why), 0);
+    ck_assert_uint_eq(v, 3);
 }
 END_TEST
 
