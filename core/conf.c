@@ -1073,6 +1073,9 @@ static int load_trace(struct loader *ld, struct cupace_config *cfg, const char *
     while ((rc = cupace_lines_next(&r, &len, &why)) > 0) {
         char *p = r.buf;
 
+        /* a byte-order mark, as spreadsheets save CSV (the INI reader skips one too) */
+        if (r.line == 1 && strncmp(p, "\xEF\xBB\xBF", 3) == 0)
+            p += 3;
         while (isspace((unsigned char)*p))
             p++;
         if (!*p || *p == '#')

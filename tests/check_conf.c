@@ -326,6 +326,22 @@ START_TEST(traces_load_sorted)
 }
 END_TEST
 
+/* A byte-order mark before the header, as spreadsheets save CSV, is no
+ * part of the first column's name. */
+START_TEST(a_trace_may_start_with_a_byte_order_mark)
+{
+    struct cupace_err err;
+    struct cupace_config *cfg;
+
+    tu_write("bom.csv", "\xEF\xBB\xBF" "arrival,partitions\n0,2\n5s,1\n");
+    cfg = tu_config("[workload]\narrival = trace\ntrace = bom.csv\n", &err);
+    ck_assert_msg(cfg, "%s", err.msg);
+    ck_assert_uint_eq(cfg->workload.ntrace_jobs, 2);
+    ck_assert_uint_eq(cupace_workload_partitions(cfg), 3);
+    cupace_config_free(cfg);
+}
+END_TEST
+
 START_TEST(bad_traces_name_file_line_column)
 {
     tu_write("b1.csv", "arrival,partitions\n0,2\n1,zero\n");
@@ -607,6 +623,7 @@ int main(void)
     tcase_add_test(bad, indented_continuation_is_refused);
     tcase_add_test(bad, syntax_error_names_line);
     tcase_add_test(bad, bad_change_point);
+    tcase_add_test(bad, a_trace_may_start_with_a_byte_order_mark);
     tcase_add_test(bad, device_lists_must_match_devices);
     tcase_add_test(bad, bad_pacer_labels);
     tcase_add_test(bad, bad_traces_name_file_line_column);
