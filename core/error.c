@@ -2,6 +2,7 @@
 /* error.c -- building error messages once, where the context is known. */
 #include "config.h"
 #include "error.h"
+#include "text.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,14 +12,27 @@
  * files, flags and plugins, and a CR or an escape sequence in one would
  * rewrite the operator's terminal (a CR in a value read as "got 'fixed'"
  * over what came before).  A tab reads as a space, any other control
- * character as '?'. */
+ * character (C1's included: U+009B is a CSI) and any byte of no valid
+ * UTF-8 sequence as '?', so that the line is text a terminal, a log or a
+ * JSON string takes as it is. */
 void cupace_one_line(char *s)
 {
-    for (; *s; s++)
-        if (*s == '\t')
-            *s = ' ';
-        else if ((unsigned char)*s < 0x20 || *s == 0x7f)
-            *s = '?';
+    unsigned char *p = (unsigned char *)s;
+
+    while (*p) {
+        size_t n = cupace_utf8_len(p);
+
+        if (*p == '\t') {
+            *p++ = ' ';
+        } else if (n == 0 || (n == 1 && (*p < 0x20 || *p == 0x7f))) {
+            *p++ = '?';
+        } else if (n == 2 && p[0] == 0xC2 && p[1] < 0xA0) {
+            *p++ = '?';
+            *p++ = '?';
+        } else {
+            p += n;
+        }
+    }
 }
 
 int cupace_err_set(struct cupace_err *err, const char *fmt, ...)

@@ -9,6 +9,7 @@
 
 #include "testutil.h"
 #include "units.h"
+#include "error.h"
 #include "grow.h"
 #include "stats.h"
 
@@ -268,12 +269,25 @@ START_TEST(confidence_interval_of_a_mean)
 }
 END_TEST
 
+/* A message is one line of text: what it quotes of a file (a CR, an
+ * escape, a C1 CSI, bytes of no UTF-8) cannot reach the terminal as such;
+ * valid UTF-8 passes as it is. */
+START_TEST(messages_are_one_line_of_text)
+{
+    struct cupace_err err;
+
+    cupace_err_set(&err, "got 'a\rb\x1b[2Jc\td\xff" "e\xc2\x9b" "f \xc3\xa9t\xc3\xa9'");
+    ck_assert_str_eq(err.msg, "got 'a?b?[2Jc d?e??f \xc3\xa9t\xc3\xa9'");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("units");
     TCase *tc = tcase_create("parse");
 
     tcase_add_test(tc, durations_take_every_unit);
+    tcase_add_test(tc, messages_are_one_line_of_text);
     tcase_add_test(tc, durations_need_a_unit_except_zero);
     tcase_add_test(tc, overflow_is_refused);
     tcase_add_test(tc, sizes_are_binary);
