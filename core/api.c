@@ -44,7 +44,16 @@ struct api_job {
     char *reason;                   /* outcome.reason's copy */
 };
 
-enum api_state { API_NEW, API_RUNNING, API_JOINED };
+/* STARTING: one call of start has claimed the engine and sets up its run;
+ * every other call sees it as started (the config it reads is in use),
+ * and no second start can begin. */
+enum api_state { API_NEW, API_STARTING, API_RUNNING, API_JOINED };
+
+static const char *state_said(enum api_state st)
+{
+    return st == API_NEW ? "not started" : st == API_STARTING ? "still starting"
+         : st == API_RUNNING ? "running" : "joined";
+}
 
 /* The engine whose run this thread is (done callbacks are called on it),
  * and the engine whose progress callback it is in (with the engine's lock
@@ -55,6 +64,7 @@ static _Thread_local const struct cupace_engine *in_progress_of;
 
 struct cupace_engine {
     pthread_mutex_t lock;
+    pthread_mutex_t setup;          /* held by the calls before start, and by start */
     pthread_cond_t cv;              /* a job ended, or the run did */
     enum api_state state;
 
@@ -203,20 +213,38 @@ struct cupace_engine *cupace_engine_new(const char *path, struct cupace_error **
         return NULL;
     }
     pthread_mutex_init(&e->lock, NULL);
+    pthread_mutex_init(&e->setup, NULL);
     pthread_cond_init(&e->cv, NULL);
     return e;
 }
 
+/* The calls before start change what start reads (the config, the
+ * stages): each holds e->setup, as start does while it sets up, so that
+ * none frees the config under a start on another thread.  0: e->setup is
+ * held, for the caller to let go of. */
 static int before_start(struct cupace_engine *e, const char *what, struct cupace_error **err)
 {
+    enum api_state st;
+
     if (refused_here(e, what, 0, err) < 0)
         return -1;
-    if (state_of(e) != API_NEW)
-        return fail_with(err, "%s: the engine has already started", what);
+    pthread_mutex_lock(&e->setup);
+    if ((st = state_of(e)) != API_NEW) {
+        pthread_mutex_unlock(&e->setup);
+        return fail_with(err, "%s: the engine is %s: settings go before start", what,
+                         state_said(st));
+    }
     return 0;
 }
 
-int cupace_engine_set(struct cupace_engine *e, const char *key, const char *value,
+static void set_state(struct cupace_engine *e, enum api_state st)
+{
+    pthread_mutex_lock(&e->lock);
+    e->state = st;
+    pthread_mutex_unlock(&e->lock);
+}
+
+static int engine_set(struct cupace_engine *e, const char *key, const char *value,
                       struct cupace_error **err)
 {
     struct cupace_config *cfg;
@@ -224,8 +252,6 @@ int cupace_engine_set(struct cupace_engine *e, const char *key, const char *valu
     size_t len, bad;
     char *set;
 
-    if (before_start(e, "cupace_engine_set", err) < 0)
-        return -1;
     if (!key || !value || !strchr(key, '.') || strchr(key, '='))
         return fail_with(err, "cupace_engine_set: '%s': expected SECTION.KEY and a value",
                          key ? key : "(null)");
@@ -260,18 +286,33 @@ int cupace_engine_set(struct cupace_engine *e, const char *key, const char *valu
     return 0;
 }
 
+int cupace_engine_set(struct cupace_engine *e, const char *key, const char *value,
+                      struct cupace_error **err)
+{
+    int rc;
+
+    if (before_start(e, "cupace_engine_set", err) < 0)
+        return -1;
+    rc = engine_set(e, key, value, err);
+    pthread_mutex_unlock(&e->setup);
+    return rc;
+}
+
 int cupace_engine_set_stages(struct cupace_engine *e, const struct cupace_stages *ops,
                              struct cupace_error **err)
 {
     char why[256];
+    int rc = 0;
 
     if (before_start(e, "cupace_engine_set_stages", err) < 0)
         return -1;
     if (!ops || cupace_stages_validate(ops, 0, why, sizeof why) < 0)
-        return fail_with(err, "stages '%s': %s", ops && ops->name ? ops->name : "(unnamed)",
-                         ops ? why : "no stages given");
-    e->stages = ops;
-    return 0;
+        rc = fail_with(err, "stages '%s': %s", ops && ops->name ? ops->name : "(unnamed)",
+                       ops ? why : "no stages given");
+    else
+        e->stages = ops;
+    pthread_mutex_unlock(&e->setup);
+    return rc;
 }
 
 int cupace_engine_on_progress(struct cupace_engine *e,
@@ -283,6 +324,7 @@ int cupace_engine_on_progress(struct cupace_engine *e,
     e->progress = fn;
     e->progress_data = data;
     e->progress_interval_ns = interval_ns ? interval_ns : 1;
+    pthread_mutex_unlock(&e->setup);
     return 0;
 }
 
@@ -397,15 +439,46 @@ static void drop_pacer(struct cupace_engine *e)
     e->pacer = NULL;
 }
 
+static int start_run(struct cupace_engine *e, struct cupace_error **err);
+
+/* Claims the engine under its lock before setting anything up: two starts
+ * at once both passed a check that let go of the lock, and made two runs
+ * of one engine; a set or a free meanwhile freed the config start read. */
 int cupace_engine_start(struct cupace_engine *e, struct cupace_error **err)
+{
+    enum api_state st;
+
+    if (refused_here(e, "cupace_engine_start", 0, err) < 0)
+        return -1;
+    pthread_mutex_lock(&e->setup);
+    pthread_mutex_lock(&e->lock);
+    st = e->state;
+    if (st == API_NEW)
+        e->state = API_STARTING;
+    pthread_mutex_unlock(&e->lock);
+    if (st != API_NEW) {
+        pthread_mutex_unlock(&e->setup);
+        return fail_with(err, "cupace_engine_start: the engine is %s: start is once per engine",
+                         state_said(st));
+    }
+    if (start_run(e, err) < 0) {
+        set_state(e, API_NEW);
+        pthread_mutex_unlock(&e->setup);
+        return -1;
+    }
+    set_state(e, API_RUNNING);
+    pthread_mutex_unlock(&e->setup);
+    cupace_rt_wait_ready(e->rt);   /* the run may also have ended at once: join says why */
+    return 0;
+}
+
+static int start_run(struct cupace_engine *e, struct cupace_error **err)
 {
     struct cupace_run_opts opts = { .open = 1, .job_done = on_job_done, .job_done_ctx = e };
     struct cupace_err ce;
     char who[256];
     int pe;
 
-    if (before_start(e, "cupace_engine_start", err) < 0)
-        return -1;
     if (e->cfg_stale) {
         struct cupace_config *cfg = load(e, NULL, &ce, NULL);
         if (!cfg)
@@ -446,10 +519,6 @@ int cupace_engine_start(struct cupace_engine *e, struct cupace_error **err)
         drop_pacer(e);
         return fail_with(err, "cannot start the engine's thread: %s", strerror(pe));
     }
-    pthread_mutex_lock(&e->lock);
-    e->state = API_RUNNING;
-    pthread_mutex_unlock(&e->lock);
-    cupace_rt_wait_ready(e->rt);   /* the run may also have ended at once: join says why */
     return 0;
 }
 
@@ -468,8 +537,7 @@ int cupace_engine_submit(struct cupace_engine *e, const struct cupace_job_spec *
     if (refused_here(e, "cupace_engine_submit", 0, err) < 0)
         return -1;
     if ((st = state_of(e)) != API_RUNNING)
-        return fail_with(err, "cupace_engine_submit: the engine is %s",
-                         st == API_NEW ? "not started" : "joined");
+        return fail_with(err, "cupace_engine_submit: the engine is %s", state_said(st));
     if (!spec || spec->size < offsetof(struct cupace_job_spec, done) + sizeof spec->done)
         return fail_with(err, "cupace_engine_submit: a job spec of %u bytes: set its size to "
                          "sizeof(struct cupace_job_spec)", spec ? spec->size : 0);
@@ -545,7 +613,7 @@ int cupace_engine_metrics(struct cupace_engine *e, struct cupace_metrics *out)
     /* the run is published with the state, under the lock: start writes
      * e->rt before, and destroys it again where a later step fails */
     pthread_mutex_lock(&e->lock);
-    rt = e->state != API_NEW ? e->rt : NULL;
+    rt = e->state == API_RUNNING || e->state == API_JOINED ? e->rt : NULL;
     pthread_mutex_unlock(&e->lock);
     if (rt)
         (void)cupace_rt_signals(rt, &m.signals);     /* zero before the run is set up */
@@ -637,8 +705,8 @@ int cupace_engine_join(struct cupace_engine *e, struct cupace_error **err)
     if (e->state != API_RUNNING) {
         enum api_state st = e->state;
         pthread_mutex_unlock(&e->lock);
-        return fail_with(err, "cupace_engine_join: the engine is %s",
-                         st == API_NEW ? "not started" : "joined already");
+        return fail_with(err, "cupace_engine_join: the engine is %s%s", state_said(st),
+                         st == API_JOINED ? " already" : "");
     }
     e->joining = 1;
     pthread_mutex_unlock(&e->lock);
@@ -657,10 +725,13 @@ int cupace_engine_join(struct cupace_engine *e, struct cupace_error **err)
 
 int cupace_engine_free(struct cupace_engine *e)
 {
+    enum api_state st;
+
     if (!e)
         return 0;
-    if (in_progress_of == e || run_thread_of == e || state_of(e) == API_RUNNING)
-        return -1;                  /* threads of ours still run: join first */
+    st = state_of(e);
+    if (in_progress_of == e || run_thread_of == e || st == API_RUNNING || st == API_STARTING)
+        return -1;                  /* threads of ours still run, or start does: join first */
     cupace_rt_destroy(e->rt);
     free_pacer(e->pacer);
     for (size_t i = 0; i < e->nretired; i++) {
@@ -681,6 +752,7 @@ int cupace_engine_free(struct cupace_engine *e)
     cupace_config_free(e->cfg);
     free(e->path);
     pthread_cond_destroy(&e->cv);
+    pthread_mutex_destroy(&e->setup);
     pthread_mutex_destroy(&e->lock);
     free(e);
     return 0;

@@ -566,6 +566,54 @@ START_TEST(metrics_from_another_thread_while_it_starts)
 }
 END_TEST
 
+static int starts_won;
+static int sets_taken;
+
+static void *start_racer(void *arg)
+{
+    struct cupace_error *err = NULL;
+
+    if (cupace_engine_start(arg, &err) == 0)
+        __atomic_add_fetch(&starts_won, 1, __ATOMIC_ACQ_REL);
+    else
+        ck_assert_msg(strstr(cupace_error_message(err), "once per engine") ||
+                      strstr(cupace_error_message(err), "cupace_engine_start"), "%s",
+                      cupace_error_message(err));
+    cupace_error_free(err);
+    return NULL;
+}
+
+/* Two starts at once make one run: both passed a check that let go of the
+ * lock, and two runs of one engine overran its thread table.  A set (which
+ * frees the config) while start sets up waits for it, and is refused. */
+START_TEST(one_start_wins_and_nothing_changes_under_it)
+{
+    struct cupace_engine *e = engine_set_up(NULL);
+    struct cupace_error *err = NULL;
+    pthread_t a, b;
+
+    __atomic_store_n(&starts_won, 0, __ATOMIC_RELEASE);
+    sets_taken = 0;
+    ck_assert_int_eq(pthread_create(&a, NULL, start_racer, e), 0);
+    ck_assert_int_eq(pthread_create(&b, NULL, start_racer, e), 0);
+    while (__atomic_load_n(&starts_won, __ATOMIC_ACQUIRE) == 0) {
+        /* before the first start claims the engine a set is fine; after,
+         * each waits for it and is refused, and none frees the config */
+        if (cupace_engine_set(e, "engine.synth_workers", "3", &err) == 0)
+            sets_taken++;
+    }
+    pthread_join(a, NULL);
+    pthread_join(b, NULL);
+    ck_assert_int_eq(starts_won, 1);
+    ck_assert_int_eq(cupace_engine_set(e, "engine.synth_workers", "3", &err), -1);
+    submit(e, 3, NULL, NULL);
+    cupace_engine_stop(e, CUPACE_STOP_DRAIN);
+    ck_assert_msg(cupace_engine_join(e, &err) == 0, "%s", cupace_error_message(err));
+    cupace_error_free(err);
+    ck_assert_int_eq(cupace_engine_free(e), 0);
+}
+END_TEST
+
 /* ---- refusals ----------------------------------------------------------------------- */
 
 START_TEST(bad_settings_and_stages_are_refused)
@@ -740,6 +788,7 @@ int main(void)
     tcase_add_test(tc, a_job_the_budget_cannot_hold_is_refused);
     tcase_add_test(tc, credit_follows_the_room_at_the_jobs_size);
     tcase_add_loop_test(tc, metrics_from_another_thread_while_it_starts, 0, 2);
+    tcase_add_loop_test(tc, one_start_wins_and_nothing_changes_under_it, 0, 8);
     tcase_add_test(tc, bad_settings_and_stages_are_refused);
     tcase_add_test(tc, settings_that_disagree_wait_for_start);
     tcase_add_test(tc, a_blocked_op_is_caught_by_the_watchdog);
