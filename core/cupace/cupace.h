@@ -112,7 +112,9 @@ int cupace_engine_on_progress(struct cupace_engine *e,
                               void *data, uint64_t interval_ns, struct cupace_error **err);
 
 /* Loads the controller, initializes the stages and starts the threads;
- * returns once the engine takes jobs.  Once per engine. */
+ * returns once the engine takes jobs.  Once per engine: of starts on two
+ * threads at once one runs it, and the other is refused; a set, set_stages
+ * or on_progress meanwhile waits for it and is refused, and free is. */
 int cupace_engine_start(struct cupace_engine *e, struct cupace_error **err);
 
 /* ---- jobs ---------------------------------------------------------------- */
