@@ -1578,6 +1578,10 @@ int64_t cupace_rt_submit(struct cupace_rt *rt, uint32_t partitions, uint64_t par
         cupace_err_set(err, "%llu bytes per partition: less than the %llu-byte buffer its "
                        "stages hold for each", (unsigned long long)part_mem,
                        (unsigned long long)rt->stages.info.buffer_bytes);
+    else if (partitions > CUPACE_MAX_PARTITIONS)
+        /* the bound a workload has: past it, the bookkeeping alone is gigabytes */
+        cupace_err_set(err, "a job of %u partitions: at most %llu", partitions,
+                       (unsigned long long)CUPACE_MAX_PARTITIONS);
     else if (partitions > 0 && partitions < UINT32_MAX - rt->pl.nparts &&
              rt_reserve(rt, rt->pl.njobs + 1, rt->pl.nparts + partitions) < 0)
         cupace_err_set(err, "out of memory for %u partitions more", partitions);

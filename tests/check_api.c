@@ -703,7 +703,12 @@ START_TEST(a_job_the_budget_cannot_hold_is_refused)
                                    .partition_bytes = 65ULL << 20 };
     struct cupace_job_spec none = { .size = sizeof none, .partitions = 0 };
     struct cupace_job_spec old = { .size = 4, .partitions = 1 };
+    /* 10^8 + 1 partitions took 6 GiB of bookkeeping before a word */
+    struct cupace_job_spec huge = { .size = sizeof huge, .partitions = 100000001 };
 
+    ck_assert_int_eq(cupace_engine_submit(e, &huge, NULL, &err), -1);
+    ck_assert_msg(strstr(cupace_error_message(err), "at most 100000000"), "%s",
+                  cupace_error_message(err));
     ck_assert_int_eq(cupace_engine_submit(e, &big, NULL, &err), -1);
     ck_assert_msg(strstr(cupace_error_message(err), "memory budget"), "%s", cupace_error_message(err));
     ck_assert_int_eq(cupace_engine_submit(e, &none, NULL, &err), -1);
