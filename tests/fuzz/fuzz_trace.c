@@ -10,7 +10,8 @@
  *
  * A row, for this count, is a line (up to '\n', without a trailing '\r',
  * up to a NUL) that is not blank and does not start with '#', after the
- * header row.
+ * header row; a byte-order mark opening the file is no part of its first
+ * line.
  */
 #include "config.h"
 #include "fuzz.h"
@@ -22,7 +23,7 @@ static const char conf[] = "[workload]\narrival = trace\ntrace = t.csv\n";
 
 static size_t count_rows(const uint8_t *data, size_t size)
 {
-    size_t rows = 0, i = 0;
+    size_t rows = 0, i = size >= 3 && memcmp(data, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
 
     while (i < size) {
         size_t end = i, stop;
