@@ -262,6 +262,7 @@ int cupace_cli_serve(struct cupace_cli *cli)
     struct cupace_serve_engine eng = { .ctx = &n, .credit = node_credit, .start = node_start };
     struct cupace_metrics_http *http = NULL;
     struct cupace_config *cfg;
+    struct cupace_queue_settings qs;
     struct cupace_err err;
     struct timespec tick;
     uint64_t wd, tick_ns;
@@ -305,7 +306,11 @@ int cupace_cli_serve(struct cupace_cli *cli)
     }
     if (cupace_engine_start(n.engine, &eerr) < 0)
         goto engine_refused;
-    n.serve = cupace_serve_create(&cfg->queue, NULL, &eng, &err);
+    /* a job whose partitions this budget cannot hold is left to a node
+     * that can run it (0 bytes: this node's partition_memory, which fits) */
+    qs = cfg->queue;
+    qs.max_partition_bytes = cfg->engine.memory_budget;
+    n.serve = cupace_serve_create(&qs, NULL, &eng, &err);
     if (n.serve && cfg->serve_metrics &&
         !(http = cupace_metrics_http_start(cfg->serve_metrics, render_metrics, &n, &err))) {
         cupace_err_at(&err, cupace_config_origin(cfg, "serve", "metrics"), "serve", "metrics");

@@ -178,6 +178,8 @@ struct cupace_queue_settings {
     uint64_t lease_ns;                 /* a claim lapses this long after its last heartbeat */
     uint64_t poll_ns;                  /* an idle node looks for work at least this often */
     uint64_t max_attempts;             /* claims a submitted job gets before it ends failed */
+    uint64_t max_partition_bytes;      /* claim only jobs whose partitions hold at most this
+                                        * (the node's memory budget; 0: any) - not a key */
 };
 
 /* [cuda]: the CUDA stages' keys (DESIGN §9). */

@@ -47,7 +47,10 @@ enum stmt {
 };
 
 static const char *const stmt_sql[NSTMT] = {
-    /* S_CLAIM ($1 owner, $2 max jobs, $3 max partitions, $4 first may exceed, $5 lease us).
+    /* S_CLAIM ($1 owner, $2 max jobs, $3 max partitions, $4 first may exceed, $5 lease us,
+     * $6 the most bytes a partition may hold here: a job larger than this
+     * node's budget is left to a node that can run it, not claimed and
+     * refused, which spent its attempts where it could never run).
      * Jobs whose lease lapsed on their last attempt end failed (reaped,
      * ended); the rest of the claimable jobs are taken oldest first while
      * their running sum of partitions stays within the credit.  Waiting
@@ -65,10 +68,11 @@ static const char *const stmt_sql[NSTMT] = {
     "    'the lease lapsed on the last of ' || attempts || ' attempts', created FROM reaped),"
     " waiting AS ("
     "  SELECT id, priority, partitions FROM @TABLE@ WHERE state = 'queued'"
+    "    AND partition_bytes <= $6::bigint"
     "  ORDER BY priority DESC, id LIMIT $2 FOR UPDATE SKIP LOCKED),"
     " lapsed AS ("
     "  SELECT id, priority, partitions FROM @TABLE@ WHERE state = 'claimed'"
-    "    AND lease_until < now() AND attempts < max_attempts"
+    "    AND lease_until < now() AND attempts < max_attempts AND partition_bytes <= $6::bigint"
     "  ORDER BY priority DESC, id LIMIT $2 FOR UPDATE SKIP LOCKED),"
     " candidates AS (SELECT * FROM waiting UNION ALL SELECT * FROM lapsed),"
     " picked AS ("
@@ -133,7 +137,7 @@ static const char *const stmt_sql[NSTMT] = {
     " FROM @TABLE@",
 };
 
-static const int stmt_nparams[NSTMT] = { 5, 2, 4, 4, 1, 6, 0 };
+static const int stmt_nparams[NSTMT] = { 6, 2, 4, 4, 1, 6, 0 };
 
 struct cupace_queue {
     PGconn *conn;                    /* NULL while disconnected */
@@ -142,6 +146,7 @@ struct cupace_queue {
     char owner[160];
     uint64_t lease_us;
     uint64_t max_attempts;
+    uint64_t max_partition_bytes;    /* claims take no job larger (INT64_MAX: any) */
     char *sql[NSTMT];                /* stmt_sql with the table's name */
     unsigned prepared;               /* bit s: statement s is prepared on this connection */
     int listening;
@@ -465,6 +470,8 @@ struct cupace_queue *cupace_queue_open(const struct cupace_queue_settings *qc, c
     }
     q->lease_us = qc->lease_ns / 1000;
     q->max_attempts = qc->max_attempts;
+    q->max_partition_bytes = qc->max_partition_bytes && qc->max_partition_bytes < INT64_MAX
+                                 ? qc->max_partition_bytes : INT64_MAX;
     for (int s = 0; s < NSTMT; s++)
         if (!(q->sql[s] = expand(stmt_sql[s], q->table)))
             goto oom;
@@ -605,8 +612,9 @@ int cupace_queue_claim(struct cupace_queue *q, size_t max_jobs, uint64_t max_par
                        int first_may_exceed, struct cupace_queue_batch *out,
                        struct cupace_err *err)
 {
-    char n[24], parts[24], lease[24];
-    const char *params[5] = { q->owner, n, parts, first_may_exceed ? "true" : "false", lease };
+    char n[24], parts[24], lease[24], bytes[24];
+    const char *params[6] = { q->owner, n, parts, first_may_exceed ? "true" : "false", lease,
+                              bytes };
     PGresult *res;
     int rc;
 
@@ -616,6 +624,7 @@ int cupace_queue_claim(struct cupace_queue *q, size_t max_jobs, uint64_t max_par
     snprintf(n, sizeof n, "%zu", max_jobs);
     snprintf(parts, sizeof parts, "%" PRIu64, max_partitions > INT64_MAX ? INT64_MAX : max_partitions);
     snprintf(lease, sizeof lease, "%" PRIu64, q->lease_us);
+    snprintf(bytes, sizeof bytes, "%" PRIu64, q->max_partition_bytes);
     rc = run(q, S_CLAIM, params, &res, err);
     if (rc != CUPACE_QUEUE_OK)
         return rc;
