@@ -37,6 +37,7 @@
 #include "cli.h"
 #include "cupace/cupace.h"
 #include "metrics_http.h"
+#include "realtime.h"
 #include "serve.h"
 
 struct node {
@@ -69,7 +70,13 @@ static void node_job_done(void *data, const struct cupace_job_outcome *o)
 {
     struct node_job *j = (struct node_job *)((char *)data - offsetof(struct node_job, payload));
 
-    cupace_serve_finished(j->node->serve, j->id, j->attempts, j->partitions, o->ok != 0,
+    /* where the engine stopped before the job ran (a stall, a controller
+     * that held), the job goes back with its attempt: restarted by systemd
+     * three times, such a node ended every job it held failed unrun */
+    int not_run = !o->ok && o->reason && strcmp(o->reason, CUPACE_RT_NOT_RUN) == 0;
+
+    cupace_serve_finished(j->node->serve, j->id, j->attempts, j->partitions,
+                          o->ok ? 1 : not_run ? CUPACE_SERVE_NOT_RUN : 0,
                           o->ok ? "completed" : o->reason);
     free(j);
 }

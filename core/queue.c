@@ -118,9 +118,10 @@ static const char *const stmt_sql[NSTMT] = {
     "  (SELECT count(*) FROM @TABLE@_done WHERE id = $1 AND owner = $2 AND attempts = $3"
     "     AND state = 'failed')",
 
-    /* S_GIVE_BACK ($1 owner) */
+    /* S_GIVE_BACK ($1 owner, $2 id and $3 attempts, or 0 and 0: all it holds) */
     "UPDATE @TABLE@ SET state = 'queued', owner = NULL, lease_until = NULL,"
-    "  attempts = attempts - 1 WHERE state = 'claimed' AND owner = $1",
+    "  attempts = attempts - 1 WHERE state = 'claimed' AND owner = $1"
+    "  AND ($2::bigint = 0 OR (id = $2::bigint AND attempts = $3::integer))",
 
     /* S_SUBMIT ($1 count, $2 partitions, $3 bytes, $4 priority, $5 payload, $6 max attempts) */
     "WITH added AS ("
@@ -137,7 +138,7 @@ static const char *const stmt_sql[NSTMT] = {
     " FROM @TABLE@",
 };
 
-static const int stmt_nparams[NSTMT] = { 6, 2, 4, 4, 1, 6, 0 };
+static const int stmt_nparams[NSTMT] = { 6, 2, 4, 4, 3, 6, 0 };
 
 struct cupace_queue {
     PGconn *conn;                    /* NULL while disconnected */
@@ -709,18 +710,42 @@ int cupace_queue_fail(struct cupace_queue *q, int64_t id, int32_t attempts, cons
     return rc;
 }
 
-int cupace_queue_give_back(struct cupace_queue *q, uint64_t *n, struct cupace_err *err)
+static int give_back(struct cupace_queue *q, int64_t id, int32_t attempts, uint64_t *n,
+                     struct cupace_err *err)
 {
-    const char *params[1] = { q->owner };
+    char i[24], a[24];
+    const char *params[3] = { q->owner, i, a };
     PGresult *res;
-    int rc = run(q, S_GIVE_BACK, params, &res, err);
+    int rc;
 
+    snprintf(i, sizeof i, "%" PRId64, id);
+    snprintf(a, sizeof a, "%" PRId32, attempts);
+    rc = run(q, S_GIVE_BACK, params, &res, err);
     if (rc != CUPACE_QUEUE_OK)
         return rc;
     if (n)
         *n = strtoull(PQcmdTuples(res), NULL, 10);
     PQclear(res);
     return CUPACE_QUEUE_OK;
+}
+
+int cupace_queue_give_back(struct cupace_queue *q, uint64_t *n, struct cupace_err *err)
+{
+    return give_back(q, 0, 0, n, err);
+}
+
+int cupace_queue_give_back_job(struct cupace_queue *q, int64_t id, int32_t attempts,
+                               struct cupace_err *err)
+{
+    uint64_t n = 0;
+    int rc = give_back(q, id, attempts, &n, err);
+
+    if (rc == CUPACE_QUEUE_OK && n == 0) {
+        cupace_err_set(err, "queue %s: job %" PRId64 " attempt %" PRId32 ": the lease was lost",
+                       q->table, id, attempts);
+        return CUPACE_QUEUE_LEASE_LOST;
+    }
+    return rc;
 }
 
 int cupace_queue_counts(struct cupace_queue *q, struct cupace_queue_counts *c,

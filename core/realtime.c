@@ -457,7 +457,7 @@ static struct cupace_rt_job_end job_end(const struct cupace_rt *rt, uint32_t j, 
     const char *reason = rt->job_reason[j];
 
     if (!reason && job->failed + job->left)
-        reason = job->left ? "not run: the engine stopped before it finished"
+        reason = job->left ? CUPACE_RT_NOT_RUN
                  : rt->cancelled ? "cancelled: the engine was stopped"
                  : "failed by the workload model (fail_rate, fail_at)";
     return (struct cupace_rt_job_end){

@@ -45,6 +45,11 @@ uint64_t cupace_rt_stop(struct cupace_rt *rt, enum cupace_rt_stop how);
 
 void cupace_rt_destroy(struct cupace_rt *rt);
 
+/* The reason a job ends with where the run ended before some of its
+ * partitions ran and none of them failed: no fault of the job's own (a
+ * node gives such a job back to its queue, its attempt unspent). */
+#define CUPACE_RT_NOT_RUN "not run: the engine stopped before it finished"
+
 /* Open runs (opts->open), from any thread once cupace_rt_run has been
  * called: a job of PARTITIONS partitions of PART_MEM bytes each (RELEASE of
  * them given back at the kernel), with DATA for its stages' views and TAG

@@ -81,8 +81,13 @@ void cupace_serve_destroy(struct cupace_serve *s);
  * if it cannot go on (no memory, a wake-up pipe failing). */
 int cupace_serve_run(struct cupace_serve *s, struct cupace_err *err);
 
-/* From any thread: job (ID, ATTEMPTS) ended, OK or not, with TEXT (the
- * result, or why it failed; may be NULL), copied. */
+/* OK for a job that never ran through no fault of its own (the engine
+ * stopped first): it goes back to the queue, its attempt unspent. */
+#define CUPACE_SERVE_NOT_RUN (-1)
+
+/* From any thread: job (ID, ATTEMPTS) ended, OK (1), failed (0) or not run
+ * (CUPACE_SERVE_NOT_RUN), with TEXT (the result, or why it failed; may be
+ * NULL), copied. */
 void cupace_serve_finished(struct cupace_serve *s, int64_t id, int32_t attempts,
                            uint32_t partitions, int ok, const char *text);
 
