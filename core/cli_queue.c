@@ -167,6 +167,11 @@ int cupace_cli_queue(struct cupace_cli *cli)
                  "--payload are submit's", verb);
         return cupace_cli_usage_error(msg);
     }
+    if (strcmp(verb, "status") != 0 && cli->json) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "queue %s: --json is status's", verb);
+        return cupace_cli_usage_error(msg);
+    }
     cfg = cupace_config_load(cli->args[1], cli->sets, cli->nsets, &err);
     if (!cfg || cupace_cli_check_queue_url(cfg, &err) < 0) {
         fprintf(stderr, "cupace: %s\n", err.msg);
