@@ -631,12 +631,44 @@ static int parse_queue_url(struct loader *ld, char *v, const char **why)
     return 0;
 }
 
+/* PostgreSQL's reserved key words (its documentation's appendix C, those
+ * reserved outright or reserved but for function and type names): the
+ * statements name the table unquoted, and such a name is a syntax error
+ * in every one of them. */
+static int sql_reserved(const char *v)
+{
+    static const char *const words[] = {
+        "all", "analyse", "analyze", "and", "any", "array", "as", "asc", "asymmetric",
+        "authorization", "binary", "both", "case", "cast", "check", "collate", "collation",
+        "column", "concurrently", "constraint", "create", "cross", "current_catalog",
+        "current_date", "current_role", "current_schema", "current_time", "current_timestamp",
+        "current_user", "default", "deferrable", "desc", "distinct", "do", "else", "end",
+        "except", "false", "fetch", "for", "foreign", "freeze", "from", "full", "grant",
+        "group", "having", "ilike", "in", "initially", "inner", "intersect", "into", "is",
+        "isnull", "join", "lateral", "leading", "left", "like", "limit", "localtime",
+        "localtimestamp", "natural", "not", "notnull", "null", "offset", "on", "only", "or",
+        "order", "outer", "overlaps", "placing", "primary", "references", "returning", "right",
+        "select", "session_user", "similar", "some", "symmetric", "system_user", "table",
+        "tablesample", "then", "to", "trailing", "true", "union", "unique", "user", "using",
+        "variadic", "verbose", "when", "where", "window", "with",
+    };
+
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strcmp(v, words[i]) == 0)
+            return 1;
+    return 0;
+}
+
 static int parse_queue_table(struct loader *ld, char *v, const char **why)
 {
     *why = "a table name: a lower-case letter or '_', then lower-case letters, digits or '_', "
            "at most 48 of them";
     if (!cupace_is_sql_name(v, CUPACE_QUEUE_TABLE_MAX))
         return -1;
+    if (sql_reserved(v)) {
+        *why = "a table name that is no SQL reserved word (order, user, table, select...)";
+        return -1;
+    }
     free(ld->cfg->queue.table);
     ld->cfg->queue.table = xstrdup(v);
     return 0;

@@ -156,6 +156,9 @@ START_TEST(bad_queue_keys_are_refused)
     expect_error("[queue]\ntable = Jobs\n", "test.ini:2:", "[queue] table", "lower-case");
     expect_error("[queue]\n\ntable = 9jobs\n", "test.ini:3:", "table", "'9jobs'");
     expect_error("[queue]\ntable = jobs; drop table x\n", "test.ini:2:", "table", NULL);
+    /* named unquoted, a reserved word was a syntax error in every statement, for ever */
+    expect_error("[queue]\ntable = order\n", "test.ini:2:", "table", "reserved word");
+    expect_error("[queue]\ntable = user\n", "test.ini:2:", "table", "reserved word");
     expect_error("[queue]\ntable = a23456789012345678901234567890123456789012345678x\n",
                  "test.ini:2:", "table", "at most 48");
     expect_error("[queue]\nlease = 10ms\n", "test.ini:2:", "lease", "at least");
