@@ -218,11 +218,14 @@ struct cupace_engine *cupace_engine_new(const char *path, struct cupace_error **
     return e;
 }
 
+#define SETTINGS_RULE "settings go before start"
+
 /* The calls before start change what start reads (the config, the
  * stages): each holds e->setup, as start does while it sets up, so that
  * none frees the config under a start on another thread.  0: e->setup is
- * held, for the caller to let go of. */
-static int before_start(struct cupace_engine *e, const char *what, struct cupace_error **err)
+ * held, for the caller to let go of; else refused, with RULE said. */
+static int before_start(struct cupace_engine *e, const char *what, const char *rule,
+                        struct cupace_error **err)
 {
     enum api_state st;
 
@@ -231,8 +234,7 @@ static int before_start(struct cupace_engine *e, const char *what, struct cupace
     pthread_mutex_lock(&e->setup);
     if ((st = state_of(e)) != API_NEW) {
         pthread_mutex_unlock(&e->setup);
-        return fail_with(err, "%s: the engine is %s: settings go before start", what,
-                         state_said(st));
+        return fail_with(err, "%s: the engine is %s: %s", what, state_said(st), rule);
     }
     return 0;
 }
@@ -291,7 +293,7 @@ int cupace_engine_set(struct cupace_engine *e, const char *key, const char *valu
 {
     int rc;
 
-    if (before_start(e, "cupace_engine_set", err) < 0)
+    if (before_start(e, "cupace_engine_set", SETTINGS_RULE, err) < 0)
         return -1;
     rc = engine_set(e, key, value, err);
     pthread_mutex_unlock(&e->setup);
@@ -304,7 +306,7 @@ int cupace_engine_set_stages(struct cupace_engine *e, const struct cupace_stages
     char why[256];
     int rc = 0;
 
-    if (before_start(e, "cupace_engine_set_stages", err) < 0)
+    if (before_start(e, "cupace_engine_set_stages", SETTINGS_RULE, err) < 0)
         return -1;
     if (!ops || cupace_stages_validate(ops, 0, why, sizeof why) < 0)
         rc = fail_with(err, "stages '%s': %s", ops && ops->name ? ops->name : "(unnamed)",
@@ -319,7 +321,7 @@ int cupace_engine_on_progress(struct cupace_engine *e,
                               void (*fn)(void *data, const struct cupace_progress *p),
                               void *data, uint64_t interval_ns, struct cupace_error **err)
 {
-    if (before_start(e, "cupace_engine_on_progress", err) < 0)
+    if (before_start(e, "cupace_engine_on_progress", SETTINGS_RULE, err) < 0)
         return -1;
     e->progress = fn;
     e->progress_data = data;
@@ -439,39 +441,6 @@ static void drop_pacer(struct cupace_engine *e)
     e->pacer = NULL;
 }
 
-static int start_run(struct cupace_engine *e, struct cupace_error **err);
-
-/* Claims the engine under its lock before setting anything up: two starts
- * at once both passed a check that let go of the lock, and made two runs
- * of one engine; a set or a free meanwhile freed the config start read. */
-int cupace_engine_start(struct cupace_engine *e, struct cupace_error **err)
-{
-    enum api_state st;
-
-    if (refused_here(e, "cupace_engine_start", 0, err) < 0)
-        return -1;
-    pthread_mutex_lock(&e->setup);
-    pthread_mutex_lock(&e->lock);
-    st = e->state;
-    if (st == API_NEW)
-        e->state = API_STARTING;
-    pthread_mutex_unlock(&e->lock);
-    if (st != API_NEW) {
-        pthread_mutex_unlock(&e->setup);
-        return fail_with(err, "cupace_engine_start: the engine is %s: start is once per engine",
-                         state_said(st));
-    }
-    if (start_run(e, err) < 0) {
-        set_state(e, API_NEW);
-        pthread_mutex_unlock(&e->setup);
-        return -1;
-    }
-    set_state(e, API_RUNNING);
-    pthread_mutex_unlock(&e->setup);
-    cupace_rt_wait_ready(e->rt);   /* the run may also have ended at once: join says why */
-    return 0;
-}
-
 static int start_run(struct cupace_engine *e, struct cupace_error **err)
 {
     struct cupace_run_opts opts = { .open = 1, .job_done = on_job_done, .job_done_ctx = e };
@@ -519,6 +488,27 @@ static int start_run(struct cupace_engine *e, struct cupace_error **err)
         drop_pacer(e);
         return fail_with(err, "cannot start the engine's thread: %s", strerror(pe));
     }
+    return 0;
+}
+
+/* Claims the engine before setting anything up, holding e->setup to the
+ * end: two starts at once both passed a check that let go of the lock, and
+ * made two runs of one engine; a set or a free meanwhile freed the config
+ * start read.  With e->setup held no other start can pass NEW; STARTING is
+ * for the calls that do not take it (free, metrics). */
+int cupace_engine_start(struct cupace_engine *e, struct cupace_error **err)
+{
+    if (before_start(e, "cupace_engine_start", "start is once per engine", err) < 0)
+        return -1;
+    set_state(e, API_STARTING);
+    if (start_run(e, err) < 0) {
+        set_state(e, API_NEW);
+        pthread_mutex_unlock(&e->setup);
+        return -1;
+    }
+    set_state(e, API_RUNNING);
+    pthread_mutex_unlock(&e->setup);
+    cupace_rt_wait_ready(e->rt);   /* the run may also have ended at once: join says why */
     return 0;
 }
 

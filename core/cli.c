@@ -322,19 +322,6 @@ static const struct {
     { "help", "" },
 };
 
-static const char *flag_name(const struct option *opts, int c)
-{
-    static char name[32];
-
-    for (const struct option *o = opts; o->name; o++)
-        if (o->val == c) {
-            snprintf(name, sizeof name, "--%s", o->name);
-            return name;
-        }
-    snprintf(name, sizeof name, "-%c", c);
-    return name;
-}
-
 static const struct option options[] = {
     { "json", required_argument, NULL, 'j' },
     { "csv", required_argument, NULL, 'c' },
@@ -356,6 +343,19 @@ static const struct option options[] = {
     { NULL, 0, NULL, 0 },
 };
 
+static const char *flag_name(int c)
+{
+    static char name[32];
+
+    for (const struct option *o = options; o->name; o++)
+        if (o->val == c) {
+            snprintf(name, sizeof name, "--%s", o->name);
+            return name;
+        }
+    snprintf(name, sizeof name, "-%c", c);
+    return name;
+}
+
 /* Refuses an option the subcommand does not read. */
 static int flags_apply(const struct cupace_cli *cli)
 {
@@ -365,7 +365,7 @@ static int flags_apply(const struct cupace_cli *cli)
         for (const char *g = cli->given; *g; g++)
             if (!strchr(command_flags[i].takes, *g) && *g != 'h' && *g != 'V') {
                 char msg[160];
-                snprintf(msg, sizeof msg, "%s does not apply to %s", flag_name(options, *g),
+                snprintf(msg, sizeof msg, "%s does not apply to %s", flag_name(*g),
                          cli->command);
                 return cupace_cli_usage_error(msg);
             }
@@ -375,17 +375,16 @@ static int flags_apply(const struct cupace_cli *cli)
 
 static int parse_args(struct cupace_cli *cli, int argc, char **argv)
 {
-    const struct option *opts = options;
     int c;
     size_t ngiven = 0;
 
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, ":qvhV", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":qvhV", options, NULL)) != -1) {
         /* a flag that takes one value, given twice: the last would win unsaid */
         if (strchr(SINGLE_VALUED, c) && c != 0 && memchr(cli->given, c, ngiven)) {
             char msg[128];
-            snprintf(msg, sizeof msg, "%s given twice", flag_name(opts, c));
+            snprintf(msg, sizeof msg, "%s given twice", flag_name(c));
             return cupace_cli_usage_error(msg);
         }
         if (ngiven + 1 < sizeof cli->given && !memchr(cli->given, c, ngiven))

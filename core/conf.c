@@ -346,11 +346,6 @@ static int parse_device_speed(struct loader *ld, char *v, const char **why)
 static const char *const change_names[] = { "synth_time", "gpu_prep", "gpu_kernel",
                                             "gpu_epilogue", "contention", "device_speed" };
 
-static const char *change_key_name(enum cupace_change_key key)
-{
-    return change_names[key];
-}
-
 static int parse_one_change(char *item, struct cupace_change *c, const char **why)
 {
     char *colon, *eq, *k, *val;
@@ -448,15 +443,15 @@ static int parse_change(struct loader *ld, char *v, const char **why)
             list[j - 1] = t;
         }
     /* two values for one key at one instant: which wins would be the
-     * order they were written in, which reads as a typo more often */
+     * order they were written in, which reads as a typo more often (the
+     * sort kept that order, so the first of the two was written first) */
     for (size_t i = 1; i < n; i++)
         if (list[i].at_ns == list[i - 1].at_ns && list[i].key == list[i - 1].key) {
             static _Thread_local char twice[160];
             const struct cupace_change *a = &list[i - 1], *b = &list[i];
 
             snprintf(twice, sizeof twice, "one value per key and instant (entries %u and %u "
-                     "both change %s at %.9gs)", a->entry < b->entry ? a->entry : b->entry,
-                     a->entry < b->entry ? b->entry : a->entry, change_key_name(a->key),
+                     "both change %s at %.9gs)", a->entry, b->entry, change_names[a->key],
                      (double)a->at_ns / 1e9);
             *why = twice;
             free(list);
@@ -678,7 +673,6 @@ static int parse_serve_metrics(struct loader *ld, char *v, const char **why)
 {
     char host[64];
     unsigned port;
-
     unsigned char addr[16];
 
     *why = "HOST:PORT with a numeric host, e.g. 127.0.0.1:9464 or [::1]:9464 (empty: none)";
@@ -1083,11 +1077,11 @@ static int sort_trace(struct cupace_trace_job *v, size_t n)
     return 0;
 }
 
-/* Reads the trace into cfg->workload.trace_jobs, sorted by arrival (rows
- * with equal arrivals keep their order). */
 static int cross_fail(struct loader *ld, const char *section, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* Reads the trace into cfg->workload.trace_jobs, sorted by arrival (rows
+ * with equal arrivals keep their order). */
 static int load_trace(struct loader *ld, struct cupace_config *cfg, const char *path,
                       struct cupace_err *err)
 {

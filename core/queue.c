@@ -735,17 +735,9 @@ int cupace_queue_give_back(struct cupace_queue *q, uint64_t *n, struct cupace_er
 }
 
 int cupace_queue_give_back_job(struct cupace_queue *q, int64_t id, int32_t attempts,
-                               struct cupace_err *err)
+                               uint64_t *n, struct cupace_err *err)
 {
-    uint64_t n = 0;
-    int rc = give_back(q, id, attempts, &n, err);
-
-    if (rc == CUPACE_QUEUE_OK && n == 0) {
-        cupace_err_set(err, "queue %s: job %" PRId64 " attempt %" PRId32 ": the lease was lost",
-                       q->table, id, attempts);
-        return CUPACE_QUEUE_LEASE_LOST;
-    }
-    return rc;
+    return give_back(q, id, attempts, n, err);
 }
 
 int cupace_queue_counts(struct cupace_queue *q, struct cupace_queue_counts *c,

@@ -131,11 +131,11 @@ int cupace_queue_fail(struct cupace_queue *q, int64_t id, int32_t attempts, cons
 /* Puts back every job this owner holds, without counting the attempt (a
  * cancel is not the job's fault); *n (may be NULL) is how many. */
 int cupace_queue_give_back(struct cupace_queue *q, uint64_t *n, struct cupace_err *err);
-/* Puts back job ID of attempt ATTEMPTS, held by this owner, without
- * counting the attempt (it never ran: the engine stopped first); OK, or
- * LEASE_LOST where it is not ours (given back already, or lapsed). */
+/* The same for job ID of attempt ATTEMPTS alone (it never ran: the engine
+ * stopped first); *n is 0 where it is not ours (given back already, or
+ * its lease lapsed). */
 int cupace_queue_give_back_job(struct cupace_queue *q, int64_t id, int32_t attempts,
-                               struct cupace_err *err);
+                               uint64_t *n, struct cupace_err *err);
 
 /* Waits up to TIMEOUT_NS for new work to be announced (LISTEN/NOTIFY), or for
  * EXTRA_FD (-1: none) to become readable: 1 announced, 2 extra_fd readable,

@@ -130,13 +130,12 @@ void cupace_seeds_summarize(const struct cupace_result *res, size_t nseeds, size
     double *v = malloc(5 * (nseeds ? nseeds : 1) * sizeof *v);
 
     for (size_t p = 0; p < npacers; p++) {
+        out[p].left_out = 0;
         if (!v) {
             struct cupace_ci none = { NAN, NAN, NAN, 0 };
             out[p].makespan = out[p].p50 = out[p].p99 = out[p].mem = out[p].mem_over_bound = none;
-            out[p].left_out = 0;
             continue;
         }
-        out[p].left_out = 0;
         for (size_t s = 0; s < nseeds; s++) {
             const struct cupace_result *r = CUPACE_SEED_RESULT(res, npacers, s, p);
             const struct cupace_result *b = CUPACE_SEED_RESULT(res, npacers, s, baseline);

@@ -183,7 +183,8 @@ void cupace_serve_metrics(struct cupace_serve *s, FILE *out)
         M(failed, "counter", "jobs_failed_total", "Jobs that ended failed on their last attempt."),
         M(retried, "counter", "jobs_retried_total", "Failed jobs put back for another attempt."),
         M(leases_lost, "counter", "leases_lost_total", "Outcomes refused: the lease was lost."),
-        M(given_back, "counter", "jobs_given_back_total", "Jobs given back unrun: on a cancel, or where the engine stopped first."),
+        M(given_back, "counter", "jobs_given_back_total",
+          "Jobs given back unrun: on a cancel, or where the engine stopped first."),
         M(db_errors, "counter", "db_errors_total", "Database calls that failed."),
         M(held, "gauge", "jobs_held", "Jobs started and not yet ended."),
         M(held_partitions, "gauge", "partitions_held", "Partitions of the jobs held."),
@@ -231,6 +232,7 @@ static int write_outbox(struct cupace_serve *s)
     for (;;) {
         struct outcome o;
         struct cupace_err err;
+        uint64_t back = 0;
         int rc;
 
         pthread_mutex_lock(&s->lock);
@@ -240,21 +242,20 @@ static int write_outbox(struct cupace_serve *s)
         }
         o = s->outbox[0];
         pthread_mutex_unlock(&s->lock);
-        rc = o.ok == CUPACE_SERVE_NOT_RUN ? cupace_queue_give_back_job(s->q, o.id, o.attempts, &err)
-           : o.ok ? cupace_queue_complete(s->q, o.id, o.attempts, o.text, &err)
-                  : cupace_queue_fail(s->q, o.id, o.attempts, o.text, &err);
+        rc = o.ok == CUPACE_SERVE_NOT_RUN
+                 ? cupace_queue_give_back_job(s->q, o.id, o.attempts, &back, &err)
+             : o.ok ? cupace_queue_complete(s->q, o.id, o.attempts, o.text, &err)
+                    : cupace_queue_fail(s->q, o.id, o.attempts, o.text, &err);
         if (rc == CUPACE_QUEUE_DOWN || rc == CUPACE_QUEUE_ERROR) {
             db_error(s, &err);
             return -1;
         }
         pthread_mutex_lock(&s->lock);
         s->st.answering = 1;
-        if (rc == CUPACE_QUEUE_LEASE_LOST && o.ok == CUPACE_SERVE_NOT_RUN)
-            ;                       /* given back with all held already: nothing lost */
+        if (o.ok == CUPACE_SERVE_NOT_RUN)
+            s->st.given_back += back;   /* 0: given back with all held already */
         else if (rc == CUPACE_QUEUE_LEASE_LOST)
             s->st.leases_lost++;
-        else if (o.ok == CUPACE_SERVE_NOT_RUN)
-            s->st.given_back++;
         else if (rc == CUPACE_QUEUE_RETRY)
             s->st.retried++;
         else if (o.ok)

@@ -118,13 +118,15 @@ static int parse_with_units(const char *s, const struct unit *units, uint64_t *o
 int cupace_parse_duration(const char *s, uint64_t *out, const char **why)
 {
     return parse_with_units(s, duration_units, out, why,
-                            "a duration with a unit (ns us ms s m h), the number in plain decimals (no exponent), e.g. 250ms");
+                            "a duration with a unit (ns us ms s m h), the number in plain "
+                            "decimals (no exponent), e.g. 250ms");
 }
 
 int cupace_parse_size(const char *s, uint64_t *out, const char **why)
 {
     return parse_with_units(s, size_units, out, why,
-                            "a size with a unit (B KiB MiB GiB TiB), the number in plain decimals (no exponent), e.g. 14GiB");
+                            "a size with a unit (B KiB MiB GiB TiB), the number in plain "
+                            "decimals (no exponent), e.g. 14GiB");
 }
 
 int cupace_parse_u64(const char *s, uint64_t *out, const char **why)
